@@ -1,0 +1,392 @@
+import Crypto
+
+/// The sequential part of verification: a pure state machine fed examined entries in storage order.
+///
+/// It keeps the chain's tip, the trusted keys as rotations change them, gaps awaiting a removal record, and
+/// one entry whose signature failed, until its successor shows whether its content was altered.
+struct ChainAnalyzer: Sendable {
+    private struct Tip: Sendable {
+        var seq: UInt64
+        /// Nil when the entry at `seq` is damaged, so its successor's link cannot be checked.
+        var hash: [UInt8]?
+    }
+
+    /// An entry whose signature failed; its successor tells an altered header from an altered signature.
+    private struct Pending: Sendable {
+        var seq: UInt64
+        var hash: [UInt8]
+        var kindIfIntact: VerificationReport.Finding.Kind
+        var detail: String
+    }
+
+    private struct Gap: Sendable {
+        var from: UInt64
+        var to: UInt64
+        /// The previous hash of the entry after the gap: the hash the last missing entry must have had.
+        var bridge: [UInt8]
+    }
+
+    private let firstSeq: UInt64
+    private let checkpoint: SignedCheckpoint?
+    private let dataKeys: [KeyID: DataKey]
+    private let catalogue: EventCatalogue
+
+    private var trusted: [KeyID: Curve25519.Signing.PublicKey]
+    private var retired: [KeyID: UInt64] = [:]
+    private var activeKey: KeyID?
+    private var logId: [UInt8]?
+    private var tip: Tip?
+    private var pending: Pending?
+    private var gaps: [Gap] = []
+    private var checkpointHashSeen: [UInt8]?
+    private var report = VerificationReport()
+
+    init(options: ChainVerifier.Options) {
+        firstSeq = options.firstSeq
+        checkpoint = options.trustedCheckpoint
+        dataKeys = Dictionary(options.dataKeys.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        catalogue = options.catalogue
+        trusted = Dictionary(
+            options.trustedKeys.map { (KeyID.signing($0), $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
+    }
+
+    /// True when nothing went wrong since `snapshot`: no new problem and no signature failure pending.
+    func isUndisturbed(since snapshot: ChainAnalyzer) -> Bool {
+        pending == nil && report.problems.count == snapshot.report.problems.count
+    }
+
+    mutating func countSignatures(_ examined: [ExaminedEntry]) {
+        report.signaturesChecked += examined.count { $0.entry != nil && $0.signature != .unchecked }
+    }
+
+    mutating func examine(_ entries: [ExaminedEntry]) {
+        for entry in entries { examine(entry) }
+    }
+
+    private mutating func problem(
+        _ seq: UInt64,
+        _ kind: VerificationReport.Finding.Kind,
+        _ detail: String,
+        lastSeq: UInt64? = nil
+    ) {
+        report.problems.append(.init(seq: seq, lastSeq: lastSeq, kind: kind, detail: detail))
+    }
+
+    private mutating func examine(_ examined: ExaminedEntry) {
+        report.entriesChecked += 1
+        let expected = tip.map { $0.seq + 1 } ?? firstSeq
+        guard let entry = examined.entry else {
+            resolvePending(nextPrevHash: nil)
+            let seq = examined.storageSeq ?? expected
+            problem(seq, .malformed, examined.malformed ?? "entry does not follow the layout")
+            tip = Tip(seq: max(seq, tip?.seq ?? 0), hash: nil)
+            return
+        }
+        let header = entry.header
+        resolvePending(nextPrevHash: header.prevHash)
+
+        // An entry whose signature fails is not authentic: only its position is used.
+        if examined.signature == .invalid || examined.signature == .unknownKey {
+            let seq = header.seq == expected ? header.seq : (examined.storageSeq ?? expected)
+            pending =
+                examined.signature == .invalid
+                ? Pending(
+                    seq: seq,
+                    hash: examined.hash,
+                    kindIfIntact: .signatureInvalid,
+                    detail: "the signature does not verify with key \(header.signingKeyId)"
+                )
+                : Pending(
+                    seq: seq,
+                    hash: examined.hash,
+                    kindIfIntact: .unknownKey,
+                    detail: "signed by key \(header.signingKeyId), which is neither pinned nor introduced by a rotation"
+                )
+            tip = Tip(seq: max(seq, tip?.seq ?? 0), hash: nil)
+            if seq == checkpoint?.seq { checkpointHashSeen = examined.hash }
+            return
+        }
+
+        let keyProblem = keyProblem(header.signingKeyId)
+        if let keyProblem { problem(header.seq, .unknownKey, keyProblem) }
+        guard placeInSequence(header, hash: examined.hash) else { return }
+        guard keyProblem == nil else { return }
+        guard examined.digestMatches else {
+            problem(
+                header.seq,
+                .payloadModified,
+                "the nonce or payload bytes no longer match the signed payload digest"
+            )
+            return
+        }
+        checkContent(entry)
+    }
+
+    private func keyProblem(_ keyId: KeyID) -> String? {
+        if let retiredAt = retired[keyId] {
+            return "signed by key \(keyId), which the rotation at seq \(retiredAt) retired"
+        }
+        guard trusted[keyId] != nil else {
+            return "signed by key \(keyId), which is neither pinned nor introduced by a rotation"
+        }
+        if let activeKey, activeKey != keyId {
+            return "signed by key \(keyId), but the active key is \(activeKey)"
+        }
+        return nil
+    }
+
+    /// Checks the log id and the sequence; returns false if the entry does not extend the chain.
+    private mutating func placeInSequence(_ header: EntryHeader, hash: [UInt8]) -> Bool {
+        if let logId, logId != header.logId {
+            problem(
+                header.seq,
+                .linkBroken,
+                "the entry belongs to log \(Bytes.hex(header.logId)), not \(Bytes.hex(logId))"
+            )
+            return false
+        }
+        if logId == nil {
+            logId = header.logId
+            report.logId = header.logId
+        }
+        if let tip {
+            if header.seq == tip.seq + 1 {
+                if let previous = tip.hash, previous != header.prevHash {
+                    problem(header.seq, .linkBroken, "its previous hash does not match the entry at seq \(tip.seq)")
+                }
+            } else if header.seq > tip.seq + 1 {
+                gaps.append(Gap(from: tip.seq + 1, to: header.seq - 1, bridge: header.prevHash))
+            } else {
+                if header.seq == tip.seq {
+                    let detail =
+                        tip.hash == hash
+                        ? "a second copy of the entry at seq \(tip.seq)"
+                        : "two different entries claim seq \(tip.seq) (a fork)"
+                    problem(header.seq, .duplicate, detail)
+                } else if fillGap(at: header.seq) {
+                    problem(header.seq, .reordered, "it appears after seq \(tip.seq)")
+                } else {
+                    problem(header.seq, .duplicate, "seq \(header.seq) appears again after seq \(tip.seq)")
+                }
+                return false
+            }
+        } else if header.seq > firstSeq {
+            gaps.append(Gap(from: firstSeq, to: header.seq - 1, bridge: header.prevHash))
+        }
+        tip = Tip(seq: header.seq, hash: hash)
+        report.head = ChainHead(logId: header.logId, seq: header.seq, hash: hash)
+        if header.seq == checkpoint?.seq { checkpointHashSeen = hash }
+        return true
+    }
+
+    /// Removes `seq` from the gaps; true if it was in one (the entry came late, not twice).
+    private mutating func fillGap(at seq: UInt64) -> Bool {
+        guard let index = gaps.firstIndex(where: { $0.from <= seq && seq <= $0.to }) else { return false }
+        let gap = gaps.remove(at: index)
+        if gap.from < seq { gaps.append(Gap(from: gap.from, to: seq - 1, bridge: [])) }
+        if seq < gap.to { gaps.append(Gap(from: seq + 1, to: gap.to, bridge: gap.bridge)) }
+        return true
+    }
+
+    private mutating func resolvePending(nextPrevHash: [UInt8]?) {
+        guard let pending else { return }
+        self.pending = nil
+        if let nextPrevHash, nextPrevHash == pending.hash {
+            problem(pending.seq, pending.kindIfIntact, pending.detail)
+            if tip?.seq == pending.seq { tip?.hash = pending.hash }
+        } else if nextPrevHash != nil {
+            problem(
+                pending.seq,
+                .headerModified,
+                "the signed part (header or payload digest) was altered: its signature fails and the next entry "
+                    + "does not link to it"
+            )
+        } else if let checkpoint, checkpoint.seq == pending.seq {
+            let intact = checkpoint.entryHash == pending.hash
+            problem(
+                pending.seq,
+                intact ? pending.kindIfIntact : .headerModified,
+                intact ? pending.detail : "the signed part was altered: its hash differs from the trusted checkpoint"
+            )
+        } else {
+            problem(
+                pending.seq,
+                pending.kindIfIntact,
+                pending.detail + " (no later entry shows whether the header or the signature was altered)"
+            )
+        }
+    }
+
+    /// Checks what the record says, once the entry is known authentic.
+    private mutating func checkContent(_ entry: SealedEntry) {
+        let header = entry.header
+        if (header.seq == 0) != (header.kind == .genesis) {
+            problem(header.seq, .payloadInvalid, "a genesis record must be at seq 0, and seq 0 must be the genesis")
+            return
+        }
+        guard header.kind.isEncrypted else {
+            checkSystemRecord(entry)
+            return
+        }
+        guard !dataKeys.isEmpty else { return }
+        guard let key = dataKeys[header.dataKeyId] else {
+            problem(header.seq, .payloadUndecryptable, "no data key with id \(header.dataKeyId) was given")
+            return
+        }
+        let plaintext: [UInt8]
+        do {
+            plaintext = try entry.openPayload(with: key)
+        } catch {
+            problem(header.seq, .payloadUndecryptable, "AES-GCM refused to open the payload with key \(key.id)")
+            return
+        }
+        report.payloadsOpened += 1
+        do throws(AuditEventError) {
+            let event = try AuditEvent(canonicalPayload: plaintext)
+            guard event.canonicalPayload == plaintext else {
+                problem(header.seq, .payloadInvalid, "the event payload is not in canonical form")
+                return
+            }
+            try catalogue.validate(event)
+        } catch {
+            // Field names only: a report never repeats decrypted values.
+            let field = error.field.map { " in '\($0)'" } ?? ""
+            problem(header.seq, .payloadInvalid, "the event fails validation: \(error.code)\(field)")
+        }
+    }
+
+    private mutating func checkSystemRecord(_ entry: SealedEntry) {
+        let header = entry.header
+        let record: SystemRecord
+        do {
+            record = try SystemRecord(kind: header.kind, payload: entry.payload)
+        } catch {
+            problem(header.seq, .payloadInvalid, error.message)
+            return
+        }
+        switch record {
+        case .genesis(let genesis):
+            guard genesis.logId == header.logId, header.prevHash.allSatisfy({ $0 == 0 }),
+                let key = try? Curve25519.Signing.PublicKey(rawRepresentation: genesis.signingPublicKey),
+                KeyID.signing(key) == header.signingKeyId
+            else {
+                problem(0, .payloadInvalid, "the genesis does not bind its log id, zero previous hash and signing key")
+                return
+            }
+            activeKey = header.signingKeyId
+        case .keyRotation(let rotation):
+            guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey) else {
+                problem(header.seq, .payloadInvalid, "the rotation's new signing key is not an Ed25519 key")
+                return
+            }
+            let newId = KeyID.signing(key)
+            trusted[newId] = key
+            if newId != header.signingKeyId { retired[header.signingKeyId] = header.seq }
+            retired[newId] = nil
+            activeKey = newId
+        case .accountedRemoval(let removal), .retentionPrune(let removal):
+            guard removal.lastSeq < header.seq else {
+                problem(header.seq, .payloadInvalid, "a removal record can only account for earlier entries")
+                return
+            }
+            report.accounted.append(
+                .init(recordSeq: header.seq, kind: header.kind, removal: removal, bridgedGap: false)
+            )
+        case .checkpoint(let statement):
+            guard header.seq > 0, statement.headSeq == header.seq - 1, statement.headHash == header.prevHash else {
+                problem(header.seq, .payloadInvalid, "the checkpoint states a head other than the entry before it")
+                return
+            }
+        }
+    }
+
+    mutating func finish() -> VerificationReport {
+        resolvePending(nextPrevHash: nil)
+        if report.entriesChecked == 0 {
+            problem(firstSeq, .missing, "the log holds no entries")
+        }
+        if let checkpoint { checkTrustedCheckpoint(checkpoint) }
+        resolveGaps()
+        report.problems.sort { ($0.seq, $0.kind.rawValue) < ($1.seq, $1.kind.rawValue) }
+        return report
+    }
+
+    private mutating func checkTrustedCheckpoint(_ checkpoint: SignedCheckpoint) {
+        let key = trusted[checkpoint.signingKeyId]
+        guard let key, checkpoint.isSigned(by: key) else {
+            problem(
+                checkpoint.seq,
+                .checkpointMismatch,
+                "the trusted checkpoint's signature does not verify with a known key"
+            )
+            return
+        }
+        if let logId, logId != checkpoint.logId {
+            problem(checkpoint.seq, .checkpointMismatch, "the checkpoint is for log \(Bytes.hex(checkpoint.logId))")
+            return
+        }
+        let reached = tip?.seq
+        if reached == nil || reached! < checkpoint.seq {
+            let from = reached.map { $0 + 1 } ?? firstSeq
+            problem(
+                from,
+                .truncated,
+                "the log ends at \(reached.map(String.init) ?? "nothing") but the trusted checkpoint reaches seq \(checkpoint.seq)",
+                lastSeq: checkpoint.seq
+            )
+        } else if let seen = checkpointHashSeen, seen != checkpoint.entryHash {
+            problem(checkpoint.seq, .checkpointMismatch, "the entry's hash differs from the trusted checkpoint")
+        }
+    }
+
+    /// Each gap is either bridged by removal records (contiguous ranges covering it, the last one's hash linking
+    /// to the entry after the gap) or reported missing.
+    private mutating func resolveGaps() {
+        for gap in gaps.sorted(by: { $0.from < $1.from }) {
+            var from = max(gap.from, firstSeq)
+            if gap.from == 0 {
+                problem(0, .missing, "the genesis entry is missing")
+                from = max(from, 1)
+            }
+            guard from <= gap.to else { continue }
+            if let used = bridgingRecords(from: from, to: gap.to, bridge: gap.bridge) {
+                for index in used { report.accounted[index].bridgedGap = true }
+            } else {
+                let count = gap.to - from + 1
+                problem(
+                    from,
+                    .missing,
+                    "\(count) entr\(count == 1 ? "y is" : "ies are") missing and no removal record accounts for "
+                        + (count == 1 ? "it" : "them"),
+                    lastSeq: gap.to
+                )
+            }
+        }
+    }
+
+    private func bridgingRecords(from: UInt64, to: UInt64, bridge: [UInt8]) -> [Int]? {
+        let contiguous = report.accounted.indices.filter {
+            let removal = report.accounted[$0].removal
+            return removal.count == removal.lastSeq - removal.firstSeq + 1
+        }
+        var used: [Int] = []
+        var cursor = from
+        while cursor <= to {
+            let covering = contiguous.filter {
+                let removal = report.accounted[$0].removal
+                return removal.firstSeq <= cursor && cursor <= removal.lastSeq && removal.lastSeq <= to
+            }
+            guard
+                let best = covering.max(by: {
+                    report.accounted[$0].removal.lastSeq < report.accounted[$1].removal.lastSeq
+                })
+            else { return nil }
+            used.append(best)
+            cursor = report.accounted[best].removal.lastSeq + 1
+        }
+        guard let last = used.last, report.accounted[last].removal.lastRemovedHash == bridge else { return nil }
+        return used
+    }
+}

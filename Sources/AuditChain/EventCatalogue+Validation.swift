@@ -1,0 +1,91 @@
+extension EventCatalogue {
+    /// Checks an event against its type: identifiers, attributes, secret names and payload size.
+    /// - Throws: ``AuditEventError`` naming the type, the field and what is wrong.
+    public func validate(_ event: AuditEvent) throws(AuditEventError) {
+        guard let spec = types[event.type] else {
+            throw AuditEventError(.unknownType, eventType: event.type, "unknown event type")
+        }
+        let name = event.type
+        for (field, value) in [
+            ("userId", event.userId), ("deviceId", event.deviceId), ("idempotencyKey", event.idempotencyKey),
+        ] {
+            guard !value.isEmpty, value.utf8.count <= Self.maxIdentifierBytes else {
+                throw AuditEventError(
+                    .outOfRange,
+                    eventType: name,
+                    field: field,
+                    "must be 1 to \(Self.maxIdentifierBytes) UTF-8 bytes, got \(value.utf8.count)"
+                )
+            }
+        }
+        guard event.occurredAt >= .minimum, event.occurredAt <= .maximum else {
+            throw AuditEventError(.outOfRange, eventType: name, field: "occurredAt", "outside 1970 ... 9999")
+        }
+        try SecretAttributeRule.check(event.attributes, eventType: name, path: "attributes")
+        for (attribute, rule) in spec.attributes.sorted(by: { $0.key < $1.key }) {
+            let field = "attributes.\(attribute)"
+            guard let value = event.attributes[attribute] else {
+                if rule.required {
+                    throw AuditEventError(.missingField, eventType: name, field: field, "required attribute is missing")
+                }
+                continue
+            }
+            try Self.check(value, against: rule, eventType: name, field: field)
+        }
+        if !spec.additionalAttributes,
+            let extra = event.attributes.keys.sorted().first(where: { spec.attributes[$0] == nil })
+        {
+            throw AuditEventError(
+                .unknownAttribute,
+                eventType: name,
+                field: "attributes.\(extra)",
+                "attribute is not declared for this type (declared: \(spec.attributes.keys.sorted().joined(separator: ", ")))"
+            )
+        }
+        let size = event.canonicalPayload.count
+        guard size <= maxPayloadBytes else {
+            throw AuditEventError(
+                .payloadTooLarge,
+                eventType: name,
+                "canonical payload is \(size) bytes, the maximum is \(maxPayloadBytes)"
+            )
+        }
+    }
+
+    static func check(
+        _ value: JSONValue,
+        against rule: FieldSpec,
+        eventType: String,
+        field: String
+    )
+        throws(AuditEventError)
+    {
+        func fail(_ code: AuditEventError.Code, _ message: String) -> AuditEventError {
+            AuditEventError(code, eventType: eventType, field: field, message)
+        }
+        switch (rule.type, value) {
+        case (.string, .string(let text)):
+            let length = text.utf8.count
+            if let minLength = rule.minLength, length < minLength {
+                throw fail(.outOfRange, "string of \(length) bytes is shorter than the minimum \(minLength)")
+            }
+            if let maxLength = rule.maxLength, length > maxLength {
+                throw fail(.outOfRange, "string of \(length) bytes is longer than the maximum \(maxLength)")
+            }
+            if let allowed = rule.allowedValues, !allowed.contains(text) {
+                throw fail(.outOfRange, "\"\(text)\" is not one of \(allowed.joined(separator: ", "))")
+            }
+        case (.integer, .integer(let number)):
+            if let minimum = rule.minimum, number < minimum {
+                throw fail(.outOfRange, "\(number) is below the minimum \(minimum)")
+            }
+            if let maximum = rule.maximum, number > maximum {
+                throw fail(.outOfRange, "\(number) is above the maximum \(maximum)")
+            }
+        case (.boolean, .bool), (.object, .object), (.array, .array):
+            break
+        default:
+            throw fail(.wrongType, "expected \(rule.type.rawValue), got \(value.typeName)")
+        }
+    }
+}

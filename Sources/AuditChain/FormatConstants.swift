@@ -1,0 +1,38 @@
+/// The fixed constants of format version 1 (docs/FORMAT.md, "Constants").
+public enum FormatConstants {
+    /// The first four bytes of every entry header: ASCII `AUDC`.
+    public static let magic: [UInt8] = Array("AUDC".utf8)
+    /// The format version this implementation writes and reads.
+    public static let version: UInt8 = 1
+    /// Size in bytes of an encoded ``EntryHeader``.
+    public static let headerSize = 108
+    /// Size of SHA-256 outputs: entry hashes, payload digests.
+    public static let hashSize = 32
+    /// Size of key ids.
+    public static let keyIdSize = 16
+    /// Size of log ids.
+    public static let logIdSize = 16
+    /// Size of AES-GCM nonces.
+    public static let nonceSize = 12
+    /// Size of AES-GCM tags.
+    public static let tagSize = 16
+    /// Size of Ed25519 signatures.
+    public static let signatureSize = 64
+    /// Size of an Ed25519 public key.
+    public static let publicKeySize = 32
+    /// Largest sealed payload an entry may carry (1 MiB).
+    public static let maxPayloadLength = 1 << 20
+
+    /// Domain-separation prefix of payload digests.
+    public static let payloadDomain: [UInt8] = Array("audit-chain/v1/payload".utf8)
+    /// Domain-separation prefix of entry hashes.
+    public static let entryDomain: [UInt8] = Array("audit-chain/v1/entry".utf8)
+    /// Domain-separation prefix of entry signatures.
+    public static let signatureDomain: [UInt8] = Array("audit-chain/v1/signature".utf8)
+    /// Domain-separation prefix of detached checkpoint signatures.
+    public static let checkpointDomain: [UInt8] = Array("audit-chain/v1/checkpoint".utf8)
+    /// Domain-separation prefix of signing key ids.
+    public static let signingKeyIdDomain: [UInt8] = Array("audit-chain/v1/signing-key-id".utf8)
+    /// HMAC message of data key ids.
+    public static let dataKeyIdLabel: [UInt8] = Array("audit-chain/v1/data-key-id".utf8)
+}

@@ -1,0 +1,29 @@
+/// What an entry records (docs/FORMAT.md, "Record kinds"). Only events are encrypted.
+public enum RecordKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// The first entry of a log: binds log id, device id and the first keys.
+    case genesis = 0
+    /// A producer's event, AES-256-GCM encrypted.
+    case event = 1
+    /// Introduces new keys; signed by the outgoing signing key.
+    case keyRotation = 2
+    /// Entries left the delivery queue (or a copy of the log) by policy: reason, range, count, last hash.
+    case accountedRemoval = 3
+    /// Entries were deleted from the log by retention; same layout as an accounted removal.
+    case retentionPrune = 4
+    /// A signed statement of the head: the sequence number and hash of the entry before it.
+    case checkpoint = 5
+
+    /// Whether the payload is AES-GCM ciphertext (true only for events).
+    public var isEncrypted: Bool { self == .event }
+
+    public var description: String {
+        switch self {
+        case .genesis: "genesis"
+        case .event: "event"
+        case .keyRotation: "keyRotation"
+        case .accountedRemoval: "accountedRemoval"
+        case .retentionPrune: "retentionPrune"
+        case .checkpoint: "checkpoint"
+        }
+    }
+}

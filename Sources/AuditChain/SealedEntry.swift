@@ -1,0 +1,129 @@
+public import Crypto
+
+/// One entry of the log as stored and exported: header, payload digest, nonce, sealed payload, signature.
+///
+/// Serialized (docs/FORMAT.md, "Entry"): `header (108) || payloadDigest (32) || nonce (12) || payload (n)
+/// || signature (64)`, where n is the header's payload length.
+public struct SealedEntry: Sendable, Hashable {
+    /// The header (AES-GCM associated data).
+    public var header: EntryHeader
+    /// SHA-256("audit-chain/v1/payload" || nonce || payload), as stored.
+    public var payloadDigest: [UInt8]
+    /// The AES-GCM nonce (12 zero bytes for records that are not encrypted).
+    public var nonce: [UInt8]
+    /// Ciphertext followed by the 16-byte tag for events; canonical JSON for system records.
+    public var payload: [UInt8]
+    /// Ed25519 signature over "audit-chain/v1/signature" || entry hash.
+    public var signature: [UInt8]
+
+    /// Creates an entry from its parts.
+    public init(header: EntryHeader, payloadDigest: [UInt8], nonce: [UInt8], payload: [UInt8], signature: [UInt8]) {
+        self.header = header
+        self.payloadDigest = payloadDigest
+        self.nonce = nonce
+        self.payload = payload
+        self.signature = signature
+    }
+
+    /// Fixed bytes around the payload in a serialized entry.
+    public static let overhead =
+        FormatConstants.headerSize + FormatConstants.hashSize + FormatConstants.nonceSize
+        + FormatConstants.signatureSize
+
+    /// The serialized bytes.
+    public var serialized: [UInt8] {
+        var out = header.encoded
+        out.reserveCapacity(Self.overhead + payload.count)
+        out.append(contentsOf: payloadDigest)
+        out.append(contentsOf: nonce)
+        out.append(contentsOf: payload)
+        out.append(contentsOf: signature)
+        return out
+    }
+
+    /// Parses serialized bytes.
+    /// - Throws: ``AuditChainError`` if the layout is wrong (bad magic, version, kind, flags or length).
+    public init(serialized bytes: [UInt8]) throws(AuditChainError) {
+        guard bytes.count >= Self.overhead else {
+            throw AuditChainError(
+                .malformedEntry,
+                "entry is \(bytes.count) bytes, shorter than the \(Self.overhead) fixed bytes"
+            )
+        }
+        let header = try EntryHeader(decoding: Array(bytes[0..<FormatConstants.headerSize]))
+        let length = Int(header.payloadLength)
+        guard length <= FormatConstants.maxPayloadLength, bytes.count == Self.overhead + length else {
+            throw AuditChainError(
+                .malformedEntry,
+                "entry is \(bytes.count) bytes but its header announces a \(length)-byte payload"
+            )
+        }
+        var reader = ByteReader(bytes, offset: FormatConstants.headerSize)
+        self.init(
+            header: header,
+            payloadDigest: reader.read(FormatConstants.hashSize)!,
+            nonce: reader.read(FormatConstants.nonceSize)!,
+            payload: reader.read(length)!,
+            signature: reader.read(FormatConstants.signatureSize)!
+        )
+    }
+
+    /// SHA-256("audit-chain/v1/payload" || nonce || payload), recomputed from the bytes.
+    public static func payloadDigest(nonce: [UInt8], payload: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: FormatConstants.payloadDomain)
+        hasher.update(data: nonce)
+        hasher.update(data: payload)
+        return Array(hasher.finalize())
+    }
+
+    /// SHA-256("audit-chain/v1/entry" || header || payloadDigest): what the next entry links to and what is signed.
+    public static func entryHash(header: [UInt8], payloadDigest: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: FormatConstants.entryDomain)
+        hasher.update(data: header)
+        hasher.update(data: payloadDigest)
+        return Array(hasher.finalize())
+    }
+
+    /// The message an entry signature covers: "audit-chain/v1/signature" || entryHash.
+    public static func signedMessage(entryHash: [UInt8]) -> [UInt8] { FormatConstants.signatureDomain + entryHash }
+
+    /// The entry hash over the stored header and payload digest.
+    public var entryHash: [UInt8] { Self.entryHash(header: header.encoded, payloadDigest: payloadDigest) }
+
+    /// Whether the stored payload digest matches the nonce and payload bytes.
+    public var payloadDigestMatches: Bool {
+        Self.payloadDigest(nonce: nonce, payload: payload) == payloadDigest
+    }
+
+    /// Whether `key` signed this entry's hash.
+    public func isSigned(by key: Curve25519.Signing.PublicKey) -> Bool {
+        key.isValidSignature(signature, for: Self.signedMessage(entryHash: entryHash))
+    }
+
+    /// Decrypts an event payload with the data key.
+    /// - Throws: ``AuditChainError`` if the entry is not an event, the key id differs, or AES-GCM refuses.
+    public func openPayload(with dataKey: DataKey) throws(AuditChainError) -> [UInt8] {
+        guard header.kind.isEncrypted else { return payload }
+        guard header.dataKeyId == dataKey.id else {
+            throw AuditChainError(
+                .decryptionFailed,
+                "entry \(header.seq) is encrypted under data key \(header.dataKeyId), not \(dataKey.id)"
+            )
+        }
+        guard payload.count >= FormatConstants.tagSize else {
+            throw AuditChainError(.decryptionFailed, "entry \(header.seq): payload shorter than the AES-GCM tag")
+        }
+        do {
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: nonce),
+                ciphertext: payload.dropLast(FormatConstants.tagSize),
+                tag: payload.suffix(FormatConstants.tagSize)
+            )
+            return Array(try AES.GCM.open(box, using: dataKey.key, authenticating: header.encoded))
+        } catch {
+            throw AuditChainError(.decryptionFailed, "entry \(header.seq): AES-GCM authentication failed")
+        }
+    }
+}

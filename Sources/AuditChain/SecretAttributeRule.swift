@@ -1,0 +1,77 @@
+/// The rule that keeps secrets out of the log (docs/CATALOGUE.md, "Secrets are refused").
+///
+/// An attribute name is split into words at camelCase humps, digits, `_`, `-` and `.`. The name is refused if
+/// one of its words is a secret word (pin, password, passcode, passwd, pwd, secret, token, key, credential,
+/// otp, seed, mnemonic, cvv) unless its last word is a metadata word (id, type, kind, length, count, set,
+/// changed, enabled, removed, status, version, algorithm, attempts, age, at, ms), which marks a fact about a
+/// secret rather than the secret itself: `pinLength` and `keyId` pass, `pin`, `apiKey` and `sessionToken` do not.
+/// The rule applies to nested objects too, and neither the catalogue nor `additionalAttributes` can lift it.
+public enum SecretAttributeRule {
+    /// Words that name a secret value.
+    public static let secretWords: Set<String> = [
+        "pin", "pins", "password", "passwords", "passcode", "passcodes", "passwd", "pwd", "secret", "secrets",
+        "token", "tokens", "key", "keys", "credential", "credentials", "otp", "seed", "mnemonic", "cvv",
+    ]
+    /// Final words that make the name describe a secret instead of carry it.
+    public static let metadataWords: Set<String> = [
+        "id", "ids", "type", "kind", "length", "count", "set", "changed", "enabled", "removed", "status",
+        "version", "algorithm", "attempts", "age", "at", "ms",
+    ]
+
+    /// The secret word in a name that makes it refused, or nil if the name is acceptable.
+    public static func secretWord(in name: String) -> String? {
+        let words = Self.words(of: name)
+        guard let last = words.last, !metadataWords.contains(last) || words.count == 1 else { return nil }
+        return words.first(where: secretWords.contains)
+    }
+
+    /// Lowercased words of an identifier.
+    static func words(of name: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var previousWasLower = false
+        for char in name {
+            if char == "_" || char == "-" || char == "." || char == " " || char.isNumber {
+                if !current.isEmpty { words.append(current) }
+                current = ""
+                previousWasLower = false
+                continue
+            }
+            if char.isUppercase, previousWasLower, !current.isEmpty {
+                words.append(current)
+                current = ""
+            }
+            current += char.lowercased()
+            previousWasLower = char.isLowercase
+        }
+        if !current.isEmpty { words.append(current) }
+        return words
+    }
+
+    static func check(_ attributes: [String: JSONValue], eventType: String, path: String) throws(AuditEventError) {
+        for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
+            let field = "\(path).\(name)"
+            if let word = secretWord(in: name) {
+                throw AuditEventError(
+                    .secretAttribute,
+                    eventType: eventType,
+                    field: field,
+                    "attribute name carries a secret ('\(word)'); an audit log must never hold PINs, passwords, "
+                        + "passcodes, tokens or keys"
+                )
+            }
+            try check(value, eventType: eventType, path: field)
+        }
+    }
+
+    private static func check(_ value: JSONValue, eventType: String, path: String) throws(AuditEventError) {
+        switch value {
+        case .object(let members): try check(members, eventType: eventType, path: path)
+        case .array(let values):
+            for (index, element) in values.enumerated() {
+                try check(element, eventType: eventType, path: "\(path)[\(index)]")
+            }
+        default: break
+        }
+    }
+}

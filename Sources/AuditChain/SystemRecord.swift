@@ -1,0 +1,257 @@
+/// The plaintext payloads of system records (docs/FORMAT.md, "System records"). They are not encrypted, so a
+/// verifier holding only public keys can read them, and they are chained and signed like events.
+public enum SystemRecord: Sendable, Hashable {
+    /// The first entry: binds log id, device id and the first keys.
+    case genesis(Genesis)
+    /// New keys; signed by the outgoing key.
+    case keyRotation(KeyRotation)
+    /// Entries that left delivery, or a copy of the log, by policy.
+    case accountedRemoval(Removal)
+    /// Entries deleted from the log by retention.
+    case retentionPrune(Removal)
+    /// A signed head.
+    case checkpoint(Checkpoint)
+
+    /// Genesis payload.
+    public struct Genesis: Sendable, Hashable {
+        /// The log id (16 bytes).
+        public var logId: [UInt8]
+        /// The device the log belongs to.
+        public var deviceId: String
+        /// The first signing key (32 bytes, raw Ed25519).
+        public var signingPublicKey: [UInt8]
+        /// Id of the first data key.
+        public var dataKeyId: KeyID
+        /// When the log was created.
+        public var createdAt: AuditTimestamp
+        /// Creates a genesis payload.
+        public init(
+            logId: [UInt8],
+            deviceId: String,
+            signingPublicKey: [UInt8],
+            dataKeyId: KeyID,
+            createdAt: AuditTimestamp
+        ) {
+            self.logId = logId
+            self.deviceId = deviceId
+            self.signingPublicKey = signingPublicKey
+            self.dataKeyId = dataKeyId
+            self.createdAt = createdAt
+        }
+    }
+
+    /// Key rotation payload.
+    public struct KeyRotation: Sendable, Hashable {
+        /// The signing key of the entries after this one (may equal the current one).
+        public var newSigningPublicKey: [UInt8]
+        /// The data key id of the events after this one.
+        public var newDataKeyId: KeyID
+        /// Why the keys changed.
+        public var reason: String
+        /// Creates a rotation payload.
+        public init(newSigningPublicKey: [UInt8], newDataKeyId: KeyID, reason: String) {
+            self.newSigningPublicKey = newSigningPublicKey
+            self.newDataKeyId = newDataKeyId
+            self.reason = reason
+        }
+    }
+
+    /// Accounted removal or retention pruning payload.
+    public struct Removal: Sendable, Hashable {
+        /// Why the entries left: `fifo`, `expired`, `dlqOverflow`, `rejected`, `purged`, `retention`, ...
+        public var reason: String
+        /// First sequence number of the range.
+        public var firstSeq: UInt64
+        /// Last sequence number of the range.
+        public var lastSeq: UInt64
+        /// How many entries of the range left (equal to the range's size when it is contiguous).
+        public var count: UInt64
+        /// Entry hash of the entry at `lastSeq`, so the next present entry can be linked across the gap.
+        public var lastRemovedHash: [UInt8]
+        /// Free text: the backend's reason for a rejection, the operator's for a purge.
+        public var detail: String
+        /// Creates a removal payload.
+        public init(
+            reason: String,
+            firstSeq: UInt64,
+            lastSeq: UInt64,
+            count: UInt64,
+            lastRemovedHash: [UInt8],
+            detail: String = ""
+        ) {
+            self.reason = reason
+            self.firstSeq = firstSeq
+            self.lastSeq = lastSeq
+            self.count = count
+            self.lastRemovedHash = lastRemovedHash
+            self.detail = detail
+        }
+    }
+
+    /// Checkpoint payload: the head just before the checkpoint entry.
+    public struct Checkpoint: Sendable, Hashable {
+        /// Sequence number of the head.
+        public var headSeq: UInt64
+        /// Entry hash of the head.
+        public var headHash: [UInt8]
+        /// Creates a checkpoint payload.
+        public init(headSeq: UInt64, headHash: [UInt8]) {
+            self.headSeq = headSeq
+            self.headHash = headHash
+        }
+    }
+
+    /// The payload layout version (`v`).
+    public static let version: Int64 = 1
+
+    /// The canonical JSON bytes of the payload.
+    public var canonicalPayload: [UInt8] {
+        var members: [String: JSONValue] = ["v": .integer(Self.version)]
+        switch self {
+        case .genesis(let genesis):
+            members["logId"] = .string(Bytes.hex(genesis.logId))
+            members["deviceId"] = .string(genesis.deviceId)
+            members["signingPublicKey"] = .string(Bytes.hex(genesis.signingPublicKey))
+            members["dataKeyId"] = .string(genesis.dataKeyId.hex)
+            members["createdAt"] = .string(genesis.createdAt.rfc3339)
+        case .keyRotation(let rotation):
+            members["newSigningPublicKey"] = .string(Bytes.hex(rotation.newSigningPublicKey))
+            members["newDataKeyId"] = .string(rotation.newDataKeyId.hex)
+            members["reason"] = .string(rotation.reason)
+        case .accountedRemoval(let removal), .retentionPrune(let removal):
+            members["reason"] = .string(removal.reason)
+            members["firstSeq"] = .integer(Int64(removal.firstSeq))
+            members["lastSeq"] = .integer(Int64(removal.lastSeq))
+            members["count"] = .integer(Int64(removal.count))
+            members["lastRemovedHash"] = .string(Bytes.hex(removal.lastRemovedHash))
+            members["detail"] = .string(removal.detail)
+        case .checkpoint(let checkpoint):
+            members["headSeq"] = .integer(Int64(checkpoint.headSeq))
+            members["headHash"] = .string(Bytes.hex(checkpoint.headHash))
+        }
+        return JSONValue.object(members).canonicalBytes
+    }
+
+    /// Decodes the payload of a system record of the given kind.
+    /// - Throws: ``AuditChainError`` (``AuditChainError/Code/malformedRecord``) naming the member that is wrong.
+    public init(kind: RecordKind, payload: [UInt8]) throws(AuditChainError) {
+        let fields = try RecordFields(kind: kind, payload: payload)
+        switch kind {
+        case .genesis:
+            self = .genesis(
+                Genesis(
+                    logId: try fields.hex("logId", size: FormatConstants.logIdSize),
+                    deviceId: try fields.string("deviceId"),
+                    signingPublicKey: try fields.hex("signingPublicKey", size: FormatConstants.publicKeySize),
+                    dataKeyId: KeyID(unchecked: try fields.hex("dataKeyId", size: FormatConstants.keyIdSize)),
+                    createdAt: try fields.timestamp("createdAt")
+                )
+            )
+            try fields.expectOnly(["logId", "deviceId", "signingPublicKey", "dataKeyId", "createdAt"])
+        case .keyRotation:
+            self = .keyRotation(
+                KeyRotation(
+                    newSigningPublicKey: try fields.hex("newSigningPublicKey", size: FormatConstants.publicKeySize),
+                    newDataKeyId: KeyID(unchecked: try fields.hex("newDataKeyId", size: FormatConstants.keyIdSize)),
+                    reason: try fields.string("reason")
+                )
+            )
+            try fields.expectOnly(["newSigningPublicKey", "newDataKeyId", "reason"])
+        case .accountedRemoval, .retentionPrune:
+            let removal = Removal(
+                reason: try fields.string("reason"),
+                firstSeq: try fields.unsigned("firstSeq"),
+                lastSeq: try fields.unsigned("lastSeq"),
+                count: try fields.unsigned("count"),
+                lastRemovedHash: try fields.hex("lastRemovedHash", size: FormatConstants.hashSize),
+                detail: try fields.string("detail")
+            )
+            guard removal.firstSeq <= removal.lastSeq, removal.count >= 1,
+                removal.count <= removal.lastSeq - removal.firstSeq + 1
+            else {
+                throw AuditChainError(.malformedRecord, "\(kind) record: count and range do not agree")
+            }
+            try fields.expectOnly(["reason", "firstSeq", "lastSeq", "count", "lastRemovedHash", "detail"])
+            self = kind == .retentionPrune ? .retentionPrune(removal) : .accountedRemoval(removal)
+        case .checkpoint:
+            self = .checkpoint(
+                Checkpoint(
+                    headSeq: try fields.unsigned("headSeq"),
+                    headHash: try fields.hex("headHash", size: FormatConstants.hashSize)
+                )
+            )
+            try fields.expectOnly(["headSeq", "headHash"])
+        case .event:
+            throw AuditChainError(.malformedRecord, "an event is not a system record")
+        }
+    }
+
+    /// The record kind this payload is sealed under.
+    public var kind: RecordKind {
+        switch self {
+        case .genesis: .genesis
+        case .keyRotation: .keyRotation
+        case .accountedRemoval: .accountedRemoval
+        case .retentionPrune: .retentionPrune
+        case .checkpoint: .checkpoint
+        }
+    }
+}
+
+/// Typed access to the members of a system record payload.
+private struct RecordFields {
+    let kind: RecordKind
+    let members: [String: JSONValue]
+
+    init(kind: RecordKind, payload: [UInt8]) throws(AuditChainError) {
+        self.kind = kind
+        guard let value = try? JSONValue(parsing: payload), case .object(let members) = value else {
+            throw AuditChainError(.malformedRecord, "\(kind) record: payload is not a JSON object")
+        }
+        guard members["v"] == .integer(SystemRecord.version) else {
+            throw AuditChainError(.malformedRecord, "\(kind) record: unsupported payload version")
+        }
+        guard JSONValue.object(members).canonicalBytes == payload else {
+            throw AuditChainError(.malformedRecord, "\(kind) record: payload is not in canonical form")
+        }
+        self.members = members
+    }
+
+    func fail(_ name: String, _ what: String) -> AuditChainError {
+        AuditChainError(.malformedRecord, "\(kind) record: member \"\(name)\" \(what)")
+    }
+
+    func string(_ name: String) throws(AuditChainError) -> String {
+        guard let text = members[name]?.stringValue else { throw fail(name, "must be a string") }
+        return text
+    }
+
+    func hex(_ name: String, size: Int) throws(AuditChainError) -> [UInt8] {
+        let text = try string(name)
+        guard let bytes = Bytes.unhex(text), bytes.count == size, text == Bytes.hex(bytes) else {
+            throw fail(name, "must be \(size * 2) lowercase hexadecimal digits")
+        }
+        return bytes
+    }
+
+    func unsigned(_ name: String) throws(AuditChainError) -> UInt64 {
+        guard let number = members[name]?.integerValue, number >= 0 else {
+            throw fail(name, "must be a non-negative integer")
+        }
+        return UInt64(number)
+    }
+
+    func timestamp(_ name: String) throws(AuditChainError) -> AuditTimestamp {
+        let text = try string(name)
+        guard let stamp = AuditTimestamp(rfc3339: text), stamp.rfc3339 == text else {
+            throw fail(name, "must be an RFC 3339 time in canonical form")
+        }
+        return stamp
+    }
+
+    func expectOnly(_ names: Set<String>) throws(AuditChainError) {
+        if let extra = members.keys.sorted().first(where: { $0 != "v" && !names.contains($0) }) {
+            throw fail(extra, "is not part of the layout")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+/// What a verification found: every problem with its sequence number and kind, and every accounted removal.
+public struct VerificationReport: Sendable, Hashable {
+    /// A problem the verifier found.
+    public struct Finding: Sendable, Hashable, CustomStringConvertible {
+        /// The kinds of problem (stable names, used in JSON output).
+        public enum Kind: String, Sendable, Hashable, CaseIterable {
+            /// The signed part of the entry (header or its payload digest) was altered.
+            case headerModified
+            /// The nonce or payload bytes were altered (the signed digest no longer matches).
+            case payloadModified
+            /// The signature does not verify although the entry's content is intact.
+            case signatureInvalid
+            /// Two individually valid entries do not link (a splice, a fork, or an entry from another log).
+            case linkBroken
+            /// Entries are missing and no system record accounts for them.
+            case missing
+            /// An entry appears out of sequence order.
+            case reordered
+            /// A sequence number appears twice.
+            case duplicate
+            /// The entry is signed by a key that is neither pinned nor introduced by a rotation, or is retired.
+            case unknownKey
+            /// The log ends before the trusted checkpoint.
+            case truncated
+            /// The entry at the trusted checkpoint's sequence number has another hash (or the checkpoint is bad).
+            case checkpointMismatch
+            /// AES-GCM refused to open the payload with the data key, or no data key has its id.
+            case payloadUndecryptable
+            /// The payload opened (or is a system record) but does not follow its layout or the catalogue.
+            case payloadInvalid
+            /// The entry bytes do not follow the entry layout at all.
+            case malformed
+        }
+
+        /// The sequence number the problem is at (the first of a range).
+        public var seq: UInt64
+        /// The last sequence number of a range (`missing`, `truncated`), else equal to ``seq``.
+        public var lastSeq: UInt64
+        /// The kind.
+        public var kind: Kind
+        /// A readable explanation; never holds decrypted content.
+        public var detail: String
+
+        /// Creates a finding.
+        public init(seq: UInt64, lastSeq: UInt64? = nil, kind: Kind, detail: String) {
+            self.seq = seq
+            self.lastSeq = lastSeq ?? seq
+            self.kind = kind
+            self.detail = detail
+        }
+
+        public var description: String {
+            let place = lastSeq == seq ? "seq \(seq)" : "seq \(seq)-\(lastSeq)"
+            return "\(place): \(kind.rawValue): \(detail)"
+        }
+    }
+
+    /// A removal recorded in the chain (policy, not tampering).
+    public struct AccountedRemoval: Sendable, Hashable {
+        /// Sequence number of the system record.
+        public var recordSeq: UInt64
+        /// The record kind (accounted removal or retention prune).
+        public var kind: RecordKind
+        /// What the record says.
+        public var removal: SystemRecord.Removal
+        /// Whether it bridged a gap of this copy of the log.
+        public var bridgedGap: Bool
+    }
+
+    /// The problems, ordered by sequence number. Empty means the log verified.
+    public var problems: [Finding] = []
+    /// Removals the chain accounts for.
+    public var accounted: [AccountedRemoval] = []
+    /// Entries read.
+    public var entriesChecked: Int = 0
+    /// Signatures verified (fewer than entries in fast mode).
+    public var signaturesChecked: Int = 0
+    /// Payloads opened with a data key.
+    public var payloadsOpened: Int = 0
+    /// The log id, as the first intact entry states it.
+    public var logId: [UInt8]?
+    /// The last sequence number and hash of the chain as read.
+    public var head: ChainHead?
+    /// Whether the fast mode was used.
+    public var fast: Bool = false
+
+    /// True when no problem was found.
+    public var isClean: Bool { problems.isEmpty }
+}
