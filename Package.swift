@@ -15,6 +15,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -23,7 +24,11 @@ let package = Package(
         ),
         .target(
             name: "AuditQueue",
-            dependencies: ["AuditChain"]
+            dependencies: [
+                "AuditChain",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .target(
             name: "BiometricUnlock",
@@ -47,7 +52,10 @@ let package = Package(
             name: "AuditChainTests",
             dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .testTarget(name: "AuditQueueTests", dependencies: ["AuditQueue"]),
+        .testTarget(
+            name: "AuditQueueTests",
+            dependencies: ["AuditQueue", "AuditChain", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(name: "BiometricUnlockTests", dependencies: ["BiometricUnlock"]),
     ]
 )

@@ -1,0 +1,286 @@
+public import AuditChain
+import Synchronization
+
+/// Where an appended event landed.
+public struct AppendReceipt: Sendable, Hashable {
+    /// Its sequence number.
+    public var seq: UInt64
+    /// Its entry hash.
+    public var entryHash: [UInt8]
+}
+
+/// The device's audit log: validates, seals, chains, signs and durably stores events.
+///
+/// `append` returns after the commit. Concurrent callers in one process share commits (group commit); several
+/// processes share the storage's exclusive transactions, and each transaction seals after the head it reads,
+/// so the chain never forks. Opening a log reads only its head and metadata: O(1) in its length.
+public final class AuditLog: Sendable {
+    /// Settings of the log.
+    public struct Configuration: Sendable {
+        /// The catalogue events are validated against.
+        public var catalogue: EventCatalogue = .builtIn
+        /// A checkpoint record (a fast-verification anchor) is sealed after this many entries.
+        public var checkpointInterval: UInt64 = 1024
+        /// The data key is rotated automatically after this many entries under it (AES-GCM random nonces).
+        public var maxEntriesPerDataKey: UInt64 = 1 << 31
+        /// Threads that sign a batch.
+        public var signingParallelism = 2
+        /// The wall clock for sealing times.
+        public var now: @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
+        /// Random bytes for nonces and new keys.
+        public var randomBytes: @Sendable (Int) -> [UInt8] = { count in
+            var generator = SystemRandomNumberGenerator()
+            return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        }
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Metadata keys kept beside the entries.
+    enum Meta {
+        static let logId = "logId"
+        static let deviceId = "deviceId"
+        static let signingKeyId = "activeSigningKeyId"
+        static let dataKeyId = "activeDataKeyId"
+        static let dataKeySince = "dataKeySinceSeq"
+        static let lastCheckpointSeq = "lastCheckpointSeq"
+        static let checkpoint = "checkpoint"
+    }
+
+    /// The storage.
+    public let storage: any LogStorage
+    /// The key files.
+    public let keys: KeyStore
+    /// The settings.
+    public let configuration: Configuration
+    private let committer = GroupCommit<[AuditEvent], [AppendReceipt]>()
+    private let keyCache = Mutex<[KeyID: CachedKey]>([:])
+
+    private enum CachedKey: Sendable {
+        case signing(SigningKey)
+        case data(DataKey)
+    }
+
+    /// Opens an existing log.
+    /// - Throws: ``LogStoreError`` (``LogStoreError/Code/notInitialized``) if the storage holds no log, or the
+    ///   active keys are missing or unsafe.
+    public init(storage: any LogStorage, keys: KeyStore, configuration: Configuration = .init()) throws {
+        self.storage = storage
+        self.keys = keys
+        self.configuration = configuration
+        let snapshot = try storage.snapshot()
+        guard snapshot.head != nil, snapshot.metadata[Meta.logId] != nil else {
+            throw LogStoreError(.notInitialized, "no audit log here yet: run `auditctl init` first")
+        }
+        _ = try activeKeys(snapshot)
+    }
+
+    /// Creates a log: new keys, then the genesis entry.
+    /// - Throws: ``LogStoreError`` (``LogStoreError/Code/alreadyInitialized``) if the storage already holds one.
+    public static func create(
+        storage: any LogStorage,
+        keys: KeyStore,
+        deviceId: String,
+        configuration: Configuration = .init()
+    ) async throws -> AuditLog {
+        guard try storage.snapshot().head == nil else {
+            throw LogStoreError(.alreadyInitialized, "an audit log already exists here; it is never overwritten")
+        }
+        let signing = try SigningKey(rawRepresentation: configuration.randomBytes(32))
+        let data = try DataKey(rawRepresentation: configuration.randomBytes(32))
+        try keys.write(signing)
+        try keys.write(data)
+        let logId = configuration.randomBytes(FormatConstants.logIdSize)
+        let time = configuration.now()
+        try await storage.append { snapshot in
+            guard snapshot.head == nil else {
+                throw LogStoreError(.alreadyInitialized, "an audit log already exists here; it is never overwritten")
+            }
+            let (_, genesis) = ChainSealer.genesis(
+                logId: logId,
+                deviceId: deviceId,
+                signingKey: signing,
+                dataKey: data,
+                time: time
+            )
+            let metadata = [
+                Meta.logId: Hex.encode(logId), Meta.deviceId: deviceId, Meta.signingKeyId: signing.id.hex,
+                Meta.dataKeyId: data.id.hex, Meta.dataKeySince: "0", Meta.lastCheckpointSeq: "0",
+            ]
+            return (LogAppend(entries: [genesis], metadata: metadata), ())
+        }
+        return try AuditLog(storage: storage, keys: keys, configuration: configuration)
+    }
+
+    /// Validates and appends events; returns after they are durably committed.
+    /// - Parameter events: events to append together (all or nothing).
+    /// - Throws: ``AuditEventError`` for an invalid event (nothing is written), ``LogStoreError`` on failure.
+    public func append(_ events: [AuditEvent]) async throws -> [AppendReceipt] {
+        for event in events { try configuration.catalogue.validate(event) }
+        guard !events.isEmpty else { return [] }
+        return try await committer.submit(events) { batches in
+            try await self.commit(batches)
+        }
+    }
+
+    private func commit(_ batches: [[AuditEvent]]) async throws -> [[AppendReceipt]] {
+        let configuration = configuration
+        let nonces = batches.map { $0.map { _ in configuration.randomBytes(FormatConstants.nonceSize) } }
+        return try await storage.append { snapshot in
+            var writer = try self.writer(for: snapshot)
+            var receipts: [[AppendReceipt]] = []
+            for (batch, batchNonces) in zip(batches, nonces) {
+                let items = zip(batch, batchNonces).map { (event: $0, nonce: $1) }
+                let sealed = try writer.sealer.seal(
+                    items,
+                    time: configuration.now(),
+                    parallelism: configuration.signingParallelism
+                )
+                writer.entries.append(contentsOf: sealed)
+                receipts.append(sealed.map { AppendReceipt(seq: $0.header.seq, entryHash: $0.entryHash) })
+            }
+            try self.finish(&writer)
+            return (LogAppend(entries: writer.entries, metadata: writer.metadata), receipts)
+        }
+    }
+
+    /// Appends a system record (an accounted removal or retention prune); returns its entry.
+    public func appendSystemRecord(_ record: SystemRecord) async throws -> SealedEntry {
+        guard record.kind == .accountedRemoval || record.kind == .retentionPrune || record.kind == .checkpoint else {
+            throw LogStoreError(.invalidInput, "use rotateKeys() for a rotation; the genesis is written by create()")
+        }
+        return try await storage.append { snapshot in
+            var writer = try self.writer(for: snapshot)
+            let entry = writer.sealer.seal(record, time: self.configuration.now())
+            writer.entries.append(entry)
+            return (LogAppend(entries: writer.entries, metadata: writer.metadata), entry)
+        }
+    }
+
+    /// Generates new keys, seals the rotation record (signed by the outgoing key) and switches to them.
+    /// Old data keys stay in the key store to read old entries.
+    public func rotateKeys(reason: String) async throws -> SealedEntry {
+        let signing = try SigningKey(rawRepresentation: configuration.randomBytes(32))
+        let data = try DataKey(rawRepresentation: configuration.randomBytes(32))
+        try keys.write(signing)
+        try keys.write(data)
+        return try await storage.append { snapshot in
+            var writer = try self.writer(for: snapshot)
+            let entry = writer.rotate(to: signing, data, reason: reason, time: self.configuration.now())
+            return (LogAppend(entries: writer.entries, metadata: writer.metadata), entry)
+        }
+    }
+
+    /// Signs a detached checkpoint of the current head with the active key and stores it as the latest.
+    public func writeCheckpoint() async throws -> SignedCheckpoint {
+        try await storage.append { snapshot in
+            var writer = try self.writer(for: snapshot)
+            let time = self.configuration.now()
+            writer.entries.append(writer.sealer.checkpoint(time: time))
+            writer.metadata[Meta.lastCheckpointSeq] = String(writer.sealer.head.seq)
+            let checkpoint = SignedCheckpoint(head: writer.sealer.head, signingKey: writer.sealer.signingKey)
+            writer.metadata[Meta.checkpoint] = String(decoding: checkpoint.json.canonicalBytes, as: UTF8.self)
+            return (LogAppend(entries: writer.entries, metadata: writer.metadata), checkpoint)
+        }
+    }
+
+    /// The latest detached checkpoint, if one was written.
+    public func latestCheckpoint() throws -> SignedCheckpoint? {
+        guard let text = try storage.snapshot().metadata[Meta.checkpoint] else { return nil }
+        return try SignedCheckpoint(json: JSONValue(parsing: Array(text.utf8)))
+    }
+
+    /// The log id, device id and head.
+    public func info() throws -> (logId: [UInt8], deviceId: String, head: ChainHead) {
+        let snapshot = try storage.snapshot()
+        guard let head = snapshot.head, let logId = snapshot.metadata[Meta.logId].flatMap(Hex.decode) else {
+            throw LogStoreError(.corruptState, "the log has no head or log id")
+        }
+        return (logId, snapshot.metadata[Meta.deviceId] ?? "", head)
+    }
+
+    /// The active signing key.
+    public func activeSigningKey() throws -> SigningKey {
+        try activeKeys(storage.snapshot()).signing
+    }
+
+    // MARK: - Writing inside a transaction
+
+    private func activeKeys(_ snapshot: LogSnapshot) throws -> (signing: SigningKey, data: DataKey) {
+        guard let signingHex = snapshot.metadata[Meta.signingKeyId], let signingId = KeyID(hex: signingHex),
+            let dataHex = snapshot.metadata[Meta.dataKeyId], let dataId = KeyID(hex: dataHex)
+        else {
+            throw LogStoreError(.corruptState, "the log's metadata does not name its active keys")
+        }
+        return try keyCache.withLock { cache in
+            let signing: SigningKey
+            if case .signing(let key)? = cache[signingId] {
+                signing = key
+            } else {
+                signing = try keys.signingKey(id: signingId)
+                cache[signingId] = .signing(signing)
+            }
+            let data: DataKey
+            if case .data(let key)? = cache[dataId] {
+                data = key
+            } else {
+                data = try keys.dataKey(id: dataId)
+                cache[dataId] = .data(data)
+            }
+            return (signing, data)
+        }
+    }
+
+    private func writer(for snapshot: LogSnapshot) throws -> LogWriter {
+        guard let head = snapshot.head else {
+            throw LogStoreError(.notInitialized, "no audit log here yet: run `auditctl init` first")
+        }
+        let (signing, data) = try activeKeys(snapshot)
+        return LogWriter(
+            sealer: ChainSealer(head: head, signingKey: signing, dataKey: data),
+            metadata: [:],
+            snapshot: snapshot
+        )
+    }
+
+    /// Seals the records a transaction owes after its events: a checkpoint every interval, a data key rotation
+    /// before the key's nonce budget runs out.
+    private func finish(_ writer: inout LogWriter) throws {
+        let since = UInt64(writer.snapshot.metadata[Meta.dataKeySince] ?? "0") ?? 0
+        if writer.sealer.head.seq - since >= configuration.maxEntriesPerDataKey {
+            let data = try DataKey(rawRepresentation: configuration.randomBytes(32))
+            try keys.write(data)
+            _ = writer.rotate(
+                to: writer.sealer.signingKey,
+                data,
+                reason: "data key entry limit",
+                time: configuration.now()
+            )
+        }
+        let lastCheckpoint = UInt64(writer.snapshot.metadata[Meta.lastCheckpointSeq] ?? "0") ?? 0
+        if writer.sealer.head.seq - lastCheckpoint >= configuration.checkpointInterval {
+            writer.entries.append(writer.sealer.checkpoint(time: configuration.now()))
+            writer.metadata[Meta.lastCheckpointSeq] = String(writer.sealer.head.seq)
+            let checkpoint = SignedCheckpoint(head: writer.sealer.head, signingKey: writer.sealer.signingKey)
+            writer.metadata[Meta.checkpoint] = String(decoding: checkpoint.json.canonicalBytes, as: UTF8.self)
+        }
+    }
+}
+
+/// The entries and metadata one transaction is building.
+struct LogWriter {
+    var sealer: ChainSealer
+    var metadata: [String: String]
+    let snapshot: LogSnapshot
+    var entries: [SealedEntry] = []
+
+    mutating func rotate(to signing: SigningKey, _ data: DataKey, reason: String, time: AuditTimestamp) -> SealedEntry {
+        let entry = sealer.rotateKeys(signingKey: signing, dataKey: data, reason: reason, time: time)
+        entries.append(entry)
+        metadata[AuditLog.Meta.signingKeyId] = signing.id.hex
+        metadata[AuditLog.Meta.dataKeyId] = data.id.hex
+        metadata[AuditLog.Meta.dataKeySince] = String(entry.header.seq)
+        return entry
+    }
+}

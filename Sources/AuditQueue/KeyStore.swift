@@ -1,0 +1,149 @@
+public import AuditChain
+import Crypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The device's key files: Ed25519 signing keys and AES-256 data keys, 32 raw bytes each, mode 0600.
+///
+/// Files are named `signing-<keyid>.key` and `data-<keyid>.key`. They are read from `$CREDENTIALS_DIRECTORY`
+/// (systemd credentials) first when that is set, then from the state directory's `keys/`. Like ssh, the
+/// programs refuse a key file that group or others can read, and say how to fix it.
+public struct KeyStore: Sendable {
+    /// Where new keys are written: `<state>/keys`.
+    public let directory: String
+    /// systemd's credentials directory, searched first.
+    public let credentialsDirectory: String?
+
+    /// Creates a key store.
+    /// - Parameters:
+    ///   - directory: where key files are written and read.
+    ///   - credentialsDirectory: searched first when reading (systemd's `$CREDENTIALS_DIRECTORY`).
+    public init(directory: String, credentialsDirectory: String?) {
+        self.directory = directory
+        self.credentialsDirectory = credentialsDirectory
+    }
+
+    /// The key store of a state directory, with `$CREDENTIALS_DIRECTORY` searched first when it is set.
+    public init(state: StateDirectory) {
+        self.init(
+            directory: state.keysPath,
+            credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
+        )
+    }
+
+    static func signingFileName(_ id: KeyID) -> String { "signing-\(id.hex).key" }
+    static func dataFileName(_ id: KeyID) -> String { "data-\(id.hex).key" }
+
+    /// Writes a new signing key file (mode 0600, created exclusively, synced).
+    public func write(_ key: SigningKey) throws {
+        try writeKeyFile(Self.signingFileName(key.id), bytes: Array(key.privateKey.rawRepresentation))
+    }
+
+    /// Writes a new data key file (mode 0600, created exclusively, synced).
+    public func write(_ key: DataKey) throws {
+        try writeKeyFile(Self.dataFileName(key.id), bytes: key.rawRepresentation)
+    }
+
+    /// Loads the signing key with this id.
+    /// - Throws: ``LogStoreError`` if the file is missing, unsafe, or holds another key.
+    public func signingKey(id: KeyID) throws -> SigningKey {
+        let (path, bytes) = try readKeyFile(Self.signingFileName(id))
+        let key: SigningKey
+        do {
+            key = try SigningKey(rawRepresentation: bytes)
+        } catch {
+            throw LogStoreError(.invalidKey, "\(path) is not a 32-byte Ed25519 key")
+        }
+        guard key.id == id else { throw LogStoreError(.invalidKey, "\(path) holds key \(key.id), not \(id)") }
+        return key
+    }
+
+    /// Loads the data key with this id.
+    /// - Throws: ``LogStoreError`` if the file is missing, unsafe, or holds another key.
+    public func dataKey(id: KeyID) throws -> DataKey {
+        let (path, bytes) = try readKeyFile(Self.dataFileName(id))
+        let key: DataKey
+        do {
+            key = try DataKey(rawRepresentation: bytes)
+        } catch {
+            throw LogStoreError(.invalidKey, "\(path) is not a 32-byte AES-256 key")
+        }
+        guard key.id == id else { throw LogStoreError(.invalidKey, "\(path) holds key \(key.id), not \(id)") }
+        return key
+    }
+
+    /// Every data key present (old keys stay, to read old entries).
+    public func allDataKeys() throws -> [DataKey] {
+        var keys: [DataKey] = []
+        var seen = Set<KeyID>()
+        for folder in [credentialsDirectory, directory].compactMap({ $0 }) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            for name in names.sorted() where name.hasPrefix("data-") && name.hasSuffix(".key") {
+                let hex = String(name.dropFirst(5).dropLast(4))
+                guard let id = KeyID(hex: hex), !seen.contains(id) else { continue }
+                keys.append(try dataKey(id: id))
+                seen.insert(id)
+            }
+        }
+        return keys
+    }
+
+    private func readKeyFile(_ name: String) throws -> (String, [UInt8]) {
+        for folder in [credentialsDirectory, directory].compactMap({ $0 }) {
+            let path = folder + "/" + name
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            if info.st_mode & 0o077 != 0 {
+                throw LogStoreError(
+                    .unsafeKeyPermissions,
+                    "key file \(path) is accessible by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); "
+                        + "it must be private: run `chmod 600 \(path)`"
+                )
+            }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw LogStoreError(.missingKey, "cannot read key file \(path)")
+            }
+            return (path, Array(data))
+        }
+        throw LogStoreError(
+            .missingKey,
+            "key file \(name) is missing from \(directory)"
+                + (credentialsDirectory.map { " and \($0)" } ?? "")
+                + "; restore it from your key backup (the log cannot be extended without its active keys)"
+        )
+    }
+
+    private func writeKeyFile(_ name: String, bytes: [UInt8]) throws {
+        try Self.makePrivateDirectory(directory)
+        let path = directory + "/" + name
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw LogStoreError(.storage, "cannot create key file \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(fd) == 0 else {
+            throw LogStoreError(.storage, "cannot write key file \(path): \(String(cString: strerror(errno)))")
+        }
+        Self.syncDirectory(directory)
+    }
+
+    /// Creates a directory with mode 0700 if it does not exist.
+    static func makePrivateDirectory(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 { return }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+            throw LogStoreError(.storage, "cannot create directory \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+}

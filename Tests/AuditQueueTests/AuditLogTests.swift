@@ -1,0 +1,128 @@
+import AuditChain
+import AuditQueue
+import Foundation
+import Testing
+
+@Suite("AuditLog")
+struct AuditLogTests {
+    static func event(_ index: Int) -> AuditEvent {
+        AuditEvent(
+            type: "BIOMETRIC_AUTH_SUCCESS",
+            occurredAt: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000 + Int64(index)),
+            userId: "user",
+            deviceId: "device",
+            attributes: ["unlockDurationMs": .integer(Int64(index))],
+            idempotencyKey: "k\(index)"
+        )
+    }
+
+    static func verify(_ log: AuditLog, fast: Bool = false) throws -> VerificationReport {
+        var options = ChainVerifier.Options(trustedKeys: [try log.activeSigningKey().publicKey])
+        options.fast = fast
+        options.dataKeys = try log.keys.allDataKeys()
+        var verifier = ChainVerifier(options: options)
+        try log.storage.forEachEntry { entry in
+            verifier.consume(entry.bytes, storageSeq: entry.seq)
+            return true
+        }
+        return verifier.finish()
+    }
+
+    @Test("concurrent appends share commits and produce one valid chain with every event")
+    func concurrentAppends() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try await AuditLog.create(
+            storage: MemoryLogStorage(),
+            keys: KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil),
+            deviceId: "device"
+        )
+        let receipts = try await withThrowingTaskGroup(of: [AppendReceipt].self) { group in
+            for index in 0..<200 {
+                group.addTask { try await log.append([Self.event(index)]) }
+            }
+            var all: [AppendReceipt] = []
+            for try await receipt in group { all.append(contentsOf: receipt) }
+            return all
+        }
+        let seqs = receipts.map(\.seq).sorted()
+        #expect(seqs == Array(1...200))
+        let report = try Self.verify(log)
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.payloadsOpened == 200)
+    }
+
+    @Test("an invalid event is refused and nothing is written")
+    func invalidEventWritesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let storage = MemoryLogStorage()
+        let log = try await AuditLog.create(
+            storage: storage,
+            keys: KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil),
+            deviceId: "device"
+        )
+        var bad = Self.event(1)
+        bad.attributes = [:]
+        await #expect(throws: AuditEventError.self) { try await log.append([Self.event(0), bad]) }
+        #expect(try storage.size().count == 1)
+    }
+
+    @Test("rotation switches keys; old entries stay readable; a checkpoint is sealed every interval")
+    func rotationAndCheckpoints() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = AuditLog.Configuration()
+        configuration.checkpointInterval = 10
+        let keys = KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil)
+        let log = try await AuditLog.create(
+            storage: MemoryLogStorage(),
+            keys: keys,
+            deviceId: "d",
+            configuration: configuration
+        )
+        let firstKey = try log.activeSigningKey()
+        for index in 0..<12 { _ = try await log.append([Self.event(index)]) }
+        let rotation = try await log.rotateKeys(reason: "test")
+        #expect(rotation.header.kind == .keyRotation)
+        #expect(rotation.isSigned(by: firstKey.publicKey))
+        #expect(try log.activeSigningKey().id != firstKey.id)
+        _ = try await log.append([Self.event(99)])
+        #expect(try keys.allDataKeys().count == 2)
+        var options = ChainVerifier.Options(trustedKeys: [firstKey.publicKey])
+        options.dataKeys = try keys.allDataKeys()
+        options.trustedCheckpoint = try #require(try log.latestCheckpoint())
+        var verifier = ChainVerifier(options: options)
+        var kinds: [RecordKind] = []
+        try log.storage.forEachEntry { entry in
+            verifier.consume(entry.bytes, storageSeq: entry.seq)
+            kinds.append(try SealedEntry(serialized: entry.bytes).header.kind)
+            return true
+        }
+        let report = verifier.finish()
+        #expect(report.isClean, "\(report.problems)")
+        #expect(kinds.filter { $0 == .checkpoint }.count == 1)
+        #expect(report.payloadsOpened == 13)
+    }
+
+    @Test("creating a log twice is refused; opening a missing one says to run init")
+    func createTwice() async throws {
+        let directory = try TemporaryDirectory()
+        let storage = MemoryLogStorage()
+        let keys = KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil)
+        #expect(throws: LogStoreError.self) { try AuditLog(storage: storage, keys: keys) }
+        _ = try await AuditLog.create(storage: storage, keys: keys, deviceId: "d")
+        await #expect(throws: LogStoreError.self) {
+            _ = try await AuditLog.create(storage: storage, keys: keys, deviceId: "d")
+        }
+    }
+}
+
+/// A temporary directory removed when the value is released.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "audit-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
