@@ -48,6 +48,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "bench",
+            dependencies: ["AuditChain", "AuditQueue", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Benchmarks/bench"
+        ),
         .testTarget(
             name: "AuditChainTests",
             dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
