@@ -77,18 +77,24 @@ public struct KeyStore: Sendable {
 
     /// Every data key present (old keys stay, to read old entries).
     public func allDataKeys() throws -> [DataKey] {
-        var keys: [DataKey] = []
-        var seen = Set<KeyID>()
+        try keyIds(prefix: "data-").map(dataKey(id:))
+    }
+
+    /// Every signing key present (the genesis key and each rotated-in key).
+    public func allSigningKeys() throws -> [SigningKey] {
+        try keyIds(prefix: "signing-").map(signingKey(id:))
+    }
+
+    private func keyIds(prefix: String) -> [KeyID] {
+        var ids: [KeyID] = []
         for folder in [credentialsDirectory, directory].compactMap({ $0 }) {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            for name in names.sorted() where name.hasPrefix("data-") && name.hasSuffix(".key") {
-                let hex = String(name.dropFirst(5).dropLast(4))
-                guard let id = KeyID(hex: hex), !seen.contains(id) else { continue }
-                keys.append(try dataKey(id: id))
-                seen.insert(id)
+            for name in names.sorted() where name.hasPrefix(prefix) && name.hasSuffix(".key") {
+                let hex = String(name.dropFirst(prefix.count).dropLast(4))
+                if let id = KeyID(hex: hex), !ids.contains(id) { ids.append(id) }
             }
         }
-        return keys
+        return ids
     }
 
     private func readKeyFile(_ name: String) throws -> (String, [UInt8]) {

@@ -1,9 +1,45 @@
 import ArgumentParser
+import Foundation
 
-@main
+/// `auditctl`: inspect, manage and verify the audit log.
+///
+/// Exit codes: 0 ok, 1 verification found problems, 2 could not run (usage, I/O, missing or unsafe key,
+/// invalid input).
 struct AuditCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "auditctl",
-        abstract: "Inspect, manage and verify the audit log."
+        abstract: "Inspect, manage and verify the audit log.",
+        discussion: "Exit codes: 0 ok, 1 verification found problems, 2 could not run.",
+        subcommands: [
+            InitCommand.self, EmitCommand.self, LogCommand.self, ShowCommand.self, VerifyCommand.self,
+            ExportCommand.self, CheckpointCommand.self, StatsCommand.self, KeysCommand.self,
+        ]
     )
+}
+
+@main
+enum AuditCtlMain {
+    static func main() async {
+        do {
+            var command = try AuditCtl.parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(Self.report(error))
+        }
+    }
+
+    /// Prints the error and returns the exit code: help and `ExitCode` as they are, everything else 2.
+    static func report(_ error: any Error) -> Int32 {
+        if let exitCode = error as? ExitCode { return exitCode.rawValue }
+        if AuditCtl.exitCode(for: error) == .success {
+            print(AuditCtl.fullMessage(for: error))
+            return 0
+        }
+        FileHandle.standardError.write(Data("auditctl: \(AuditCtl.fullMessage(for: error))\n".utf8))
+        return 2
+    }
 }

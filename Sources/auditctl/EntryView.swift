@@ -1,0 +1,75 @@
+import AuditChain
+import AuditQueue
+
+/// How `log` and `show` present an entry: header facts always, the decrypted event only when asked.
+struct EntryView {
+    let entry: SealedEntry
+    /// The opened event, when decryption was asked for and succeeded.
+    let event: AuditEvent?
+    /// Why the payload could not be opened, when decryption was asked for.
+    let openError: String?
+
+    init(_ entry: SealedEntry, dataKeys: [KeyID: DataKey]?) {
+        self.entry = entry
+        guard let dataKeys, entry.header.kind == .event else {
+            event = nil
+            openError = nil
+            return
+        }
+        guard let key = dataKeys[entry.header.dataKeyId] else {
+            event = nil
+            openError = "no data key \(entry.header.dataKeyId)"
+            return
+        }
+        do {
+            event = try AuditEvent(canonicalPayload: entry.openPayload(with: key))
+            openError = nil
+        } catch {
+            event = nil
+            openError = "cannot open: \(error)"
+        }
+    }
+
+    /// The system record, for plaintext kinds.
+    var record: SystemRecord? {
+        guard entry.header.kind != .event else { return nil }
+        return try? SystemRecord(kind: entry.header.kind, payload: entry.payload)
+    }
+
+    var json: JSONValue {
+        let header = entry.header
+        var members: [String: JSONValue] = [
+            "seq": .integer(Int64(header.seq)),
+            "time": .string(header.time.rfc3339),
+            "kind": .string(header.kind.description),
+            "signingKeyId": .string(header.signingKeyId.hex),
+            "entryHash": .string(Hex.encode(entry.entryHash)),
+            "size": .integer(Int64(entry.serialized.count)),
+        ]
+        if header.kind == .event { members["dataKeyId"] = .string(header.dataKeyId.hex) }
+        if let event { members["event"] = event.jsonValue }
+        if let openError { members["error"] = .string(openError) }
+        if header.kind != .event, let text = String(validating: entry.payload, as: UTF8.self),
+            let value = try? JSONValue(parsing: Array(text.utf8))
+        {
+            members["record"] = value
+        }
+        return .object(members)
+    }
+
+    var line: String {
+        let header = entry.header
+        var text = "\(header.seq)\t\(header.time.rfc3339)\t\(header.kind)"
+        if let event {
+            let attributes = String(decoding: JSONValue.object(event.attributes).canonicalBytes, as: UTF8.self)
+            text += "\t\(event.type)\tuser=\(event.userId)\tdevice=\(event.deviceId)\t\(attributes)"
+        } else if let openError {
+            text += "\t<\(openError)>"
+        } else if header.kind == .event {
+            text += "\t<encrypted, \(entry.payload.count) bytes, key \(header.dataKeyId); use --decrypt>"
+        } else {
+            text += "\t" + String(decoding: entry.payload, as: UTF8.self)
+        }
+        return text
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import AuditChain
+import AuditQueue
+import Crypto
+import Foundation
+
+/// `auditctl export`: a self-contained bundle that `verify --bundle` checks offline.
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write a self-contained bundle: entries, public keys and the latest checkpoint."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+    @Option(name: .long, help: "The bundle file to write.") var out: String
+    @Option(name: .long, help: "First sequence number (the genesis is always included).") var from: UInt64 = 0
+    @Option(name: .long, help: "Last sequence number (default: the head; a fresh checkpoint is signed).") var to:
+        UInt64?
+
+    func run() async throws {
+        let log = try global.openLog()
+        let info = try log.info()
+        var checkpoint: SignedCheckpoint?
+        if to == nil {
+            checkpoint = try await log.writeCheckpoint()
+        } else {
+            checkpoint = try log.latestCheckpoint()
+        }
+        let last = to ?? checkpoint?.seq ?? info.head.seq
+        guard from <= last else { throw CLIError("--from \(from) is after --to \(last)") }
+        if let current = checkpoint, current.seq > last { checkpoint = nil }
+        let header = LogBundle.Header(
+            logId: info.logId,
+            deviceId: info.deviceId,
+            publicKeys: try log.keys.allSigningKeys().map { Array($0.publicKey.rawRepresentation) },
+            firstSeq: from,
+            lastSeq: last,
+            checkpoint: checkpoint
+        )
+        guard FileManager.default.createFile(atPath: out, contents: nil),
+            let handle = FileHandle(forWritingAtPath: out)
+        else { throw CLIError("cannot create \(out)") }
+        defer { try? handle.close() }
+        var buffer = header.line + [0x0a]
+        var count = 0
+        func write(_ entry: StoredEntry) {
+            buffer.append(contentsOf: LogBundle.entryLine(entry) + [0x0a])
+            count += 1
+            if buffer.count > 1 << 20 {
+                handle.write(Data(buffer))
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        if from > 0, let genesis = try log.storage.entries(from: 0, through: 0, limit: 1).first { write(genesis) }
+        try log.storage.forEachEntry(from: from, through: last) { entry in
+            write(entry)
+            return true
+        }
+        handle.write(Data(buffer))
+        try handle.synchronize()
+        if output.json {
+            printJSON(
+                .object(["out": .string(out), "entries": .integer(Int64(count)), "lastSeq": .integer(Int64(last))])
+            )
+        } else {
+            print("exported \(count) entries (seq \(from)...\(last)) to \(out)")
+        }
+    }
+}
+
+/// `auditctl checkpoint`: sign the current head, for a verifier to detect truncation later.
+struct CheckpointCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "checkpoint",
+        abstract: "Seal a checkpoint record and print (or write) the detached signed checkpoint."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+    @Option(name: .long, help: "Write the checkpoint JSON to this file.") var out: String?
+
+    func run() async throws {
+        let checkpoint = try await global.openLog().writeCheckpoint()
+        let bytes = checkpoint.json.canonicalBytes + [0x0a]
+        if let out {
+            guard FileManager.default.createFile(atPath: out, contents: Data(bytes)) else {
+                throw CLIError("cannot write \(out)")
+            }
+            if !output.json { print("checkpoint at seq \(checkpoint.seq) written to \(out)") }
+        }
+        if output.json || out == nil { print(String(decoding: checkpoint.json.canonicalBytes, as: UTF8.self)) }
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import AuditChain
+import AuditQueue
+import Foundation
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "State directory (default: $AUDIT_STATE_DIR, else ./.audit).")
+    var stateDir: String?
+
+    @Option(name: .long, help: "A catalogue file adding event types (docs/CATALOGUE.md).")
+    var catalogue: String?
+
+    var state: StateDirectory { StateDirectory.resolve(flag: stateDir) }
+
+    func loadCatalogue() throws -> EventCatalogue {
+        guard let catalogue else { return .builtIn }
+        return try EventCatalogue.builtIn.adding(json: try readInput(catalogue))
+    }
+
+    func openLog() throws -> AuditLog {
+        let state = state
+        guard state.exists else {
+            throw CLIError("no audit log in \(state.path): run `auditctl init --state-dir \(state.path)` first")
+        }
+        var configuration = AuditLog.Configuration()
+        configuration.catalogue = try loadCatalogue()
+        return try AuditLog(
+            storage: SQLiteLogStorage(path: state.databasePath),
+            keys: KeyStore(state: state),
+            configuration: configuration
+        )
+    }
+}
+
+/// The `--json` output flag (not part of ``GlobalOptions``: `emit --json FILE` uses the name for its input).
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print data as JSON.")
+    var json = false
+}
+
+/// A usage or input problem, reported with exit code 2.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads a file, or standard input for `-`.
+func readInput(_ path: String) throws -> [UInt8] {
+    if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
+    guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+    return Array(data)
+}
+
+/// Prints a JSON value on one line.
+func printJSON(_ value: JSONValue) {
+    print(String(decoding: value.canonicalBytes, as: UTF8.self))
+}
+
+/// Parses an RFC 3339 option value.
+func parseTime(_ text: String?, option: String) throws -> AuditTimestamp? {
+    guard let text else { return nil }
+    guard let stamp = AuditTimestamp(rfc3339: text) else {
+        throw CLIError("\(option): \"\(text)\" is not an RFC 3339 time (e.g. 2026-11-21T10:00:00Z)")
+    }
+    return stamp
+}

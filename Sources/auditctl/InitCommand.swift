@@ -1,0 +1,46 @@
+import ArgumentParser
+import AuditChain
+import AuditQueue
+import Crypto
+import Foundation
+
+/// `auditctl init`: state directory, keys and the genesis entry.
+struct InitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Create the state directory, a signing key, a data key and the genesis entry."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+
+    @Option(name: .long, help: "The device id the log belongs to (default: the host name).")
+    var deviceId: String?
+
+    func run() async throws {
+        let state = global.state
+        if state.exists { throw CLIError("\(state.path) already holds an audit log; it is never overwritten") }
+        try state.create()
+        let device = deviceId ?? ProcessInfo.processInfo.hostName
+        let log = try await AuditLog.create(
+            storage: SQLiteLogStorage(path: state.databasePath),
+            keys: KeyStore(state: state),
+            deviceId: device
+        )
+        let info = try log.info()
+        let signing = try log.activeSigningKey()
+        if output.json {
+            printJSON(
+                .object([
+                    "stateDir": .string(state.path), "logId": .string(Hex.encode(info.logId)),
+                    "deviceId": .string(device), "signingKeyId": .string(signing.id.hex),
+                    "publicKey": .string(Hex.encode(signing.publicKey.rawRepresentation)),
+                ])
+            )
+        } else {
+            print("initialized audit log \(Hex.encode(info.logId)) in \(state.path)")
+            print("device \(device), signing key \(signing.id)")
+            print("public key \(Hex.encode(signing.publicKey.rawRepresentation)) (pin it: auditctl keys export-public)")
+        }
+    }
+}

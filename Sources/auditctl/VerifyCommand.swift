@@ -1,0 +1,153 @@
+import ArgumentParser
+import AuditChain
+import AuditQueue
+import Crypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `auditctl verify`: the verifier's report on the local log or an exported bundle.
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify the chain: every problem with its sequence number and kind. Exit 1 if any.",
+        discussion: """
+            Local log: the trust anchors are the local signing keys (or --public-key). A bundle is checked offline
+            with public keys only: --public-key pins them; without it the bundle's own keys are used (a warning
+            says so). --checkpoint FILE is a detached signed checkpoint: a log shorter than it is truncated.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+    @Option(name: .long, help: "Verify an exported bundle instead of the local log.") var bundle: String?
+    @Option(name: .long, help: "Pinned public keys (auditctl keys export-public).") var publicKey: String?
+    @Option(name: .long, help: "A trusted signed checkpoint (auditctl checkpoint --out).") var checkpoint: String?
+    @Flag(name: .long, help: "Check links everywhere, signatures at anchors only.") var fast = false
+    @Flag(name: .long, help: "Also open and validate every event with the local data keys.") var decrypt = false
+
+    func run() throws {
+        let pinned = try publicKey.map { try PublicKeyFile.parse(readInput($0)) }
+        var trustedCheckpoint = try checkpoint.map { path in
+            try SignedCheckpoint(json: JSONValue(parsing: readInput(path)))
+        }
+        let showProgress = !output.json && isatty(STDERR_FILENO) == 1
+        let progress: (Int) -> Void = { count in
+            if showProgress { FileHandle.standardError.write(Data("\rverified \(count) entries...".utf8)) }
+        }
+        let report: VerificationReport
+        if let bundle {
+            report = try verifyBundle(bundle, pinned: pinned, checkpoint: &trustedCheckpoint, progress: progress)
+        } else {
+            let log = try global.openLog()
+            var options = ChainVerifier.Options(trustedKeys: try pinned ?? log.keys.allSigningKeys().map(\.publicKey))
+            options.fast = fast
+            options.trustedCheckpoint = trustedCheckpoint
+            options.catalogue = log.configuration.catalogue
+            if decrypt { options.dataKeys = try log.keys.allDataKeys() }
+            report = try log.storage.verify(options: options, progressInterval: 10_000, progress: progress)
+        }
+        if showProgress { FileHandle.standardError.write(Data("\r".utf8)) }
+        output(report)
+        if !report.isClean { throw ExitCode(1) }
+    }
+
+    private func verifyBundle(
+        _ path: String,
+        pinned: [Curve25519.Signing.PublicKey]?,
+        checkpoint: inout SignedCheckpoint?,
+        progress: (Int) -> Void
+    ) throws -> VerificationReport {
+        let reader = try LineReader(path: path)
+        guard let first = reader.next() else { throw CLIError("\(path) is empty") }
+        let header = try LogBundle.Header(line: first)
+        var keys = pinned ?? []
+        if pinned == nil {
+            keys = try header.publicKeys.map(PublicKeyFile.publicKey)
+            FileHandle.standardError.write(
+                Data("auditctl: warning: trusting the bundle's own public keys; pin them with --public-key\n".utf8)
+            )
+        }
+        var options = ChainVerifier.Options(trustedKeys: keys)
+        options.fast = fast
+        options.firstSeq = header.firstSeq
+        options.trustedCheckpoint = checkpoint ?? header.checkpoint
+        options.catalogue = try global.loadCatalogue()
+        var verifier = ChainVerifier(options: options)
+        var lineNumber = 1
+        while let line = reader.next() {
+            lineNumber += 1
+            if line.isEmpty { continue }
+            let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
+            verifier.consume(entry.bytes, storageSeq: entry.seq)
+            if verifier.entriesConsumed % 10_000 == 0 { progress(verifier.entriesConsumed) }
+        }
+        return verifier.finish()
+    }
+
+    private func output(_ report: VerificationReport) {
+        if output.json {
+            printJSON(
+                .array(
+                    report.problems.map {
+                        .object([
+                            "seq": .integer(Int64($0.seq)), "lastSeq": .integer(Int64($0.lastSeq)),
+                            "kind": .string($0.kind.rawValue), "detail": .string($0.detail),
+                        ])
+                    }
+                )
+            )
+            return
+        }
+        for problem in report.problems { print(problem.description) }
+        for removal in report.accounted {
+            let range = "\(removal.removal.firstSeq)-\(removal.removal.lastSeq)"
+            print(
+                "seq \(removal.recordSeq): accounted: \(removal.kind) of \(removal.removal.count) entries in \(range) "
+                    + "(reason \(removal.removal.reason))\(removal.bridgedGap ? ", bridges a gap" : "")"
+            )
+        }
+        let head = report.head.map { "head seq \($0.seq) \(Hex.encode($0.hash))" } ?? "no head"
+        let mode = report.fast ? "fast" : "full"
+        let verdict = report.isClean ? "OK" : "\(report.problems.count) problem(s)"
+        print(
+            "\(verdict): \(report.entriesChecked) entries, \(report.signaturesChecked) signatures checked (\(mode)), "
+                + "\(report.payloadsOpened) payloads opened; \(head)"
+        )
+    }
+}
+
+/// Reads a file line by line without loading it whole.
+final class LineReader {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var eof = false
+
+    init(path: String) throws {
+        if path == "-" {
+            handle = .standardInput
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError("cannot read \(path)") }
+            self.handle = handle
+        }
+    }
+
+    func next() -> [UInt8]? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0a) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            if eof {
+                guard !buffer.isEmpty else { return nil }
+                defer { buffer = [] }
+                return buffer
+            }
+            let chunk = handle.readData(ofLength: 1 << 20)
+            if chunk.isEmpty { eof = true } else { buffer.append(contentsOf: chunk) }
+        }
+    }
+}
