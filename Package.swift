@@ -53,6 +53,18 @@ let package = Package(
             dependencies: ["AuditChain", "AuditQueue", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/bench"
         ),
+        .executableTarget(
+            name: "CrashChild",
+            dependencies: ["AuditChain", "AuditQueue"],
+            path: "Tests/CrashChild"
+        ),
+        .testTarget(
+            name: "AuditCtlTests",
+            dependencies: [
+                "auditctl", "CrashChild", "AuditChain", "AuditQueue",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(
             name: "AuditChainTests",
             dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]

@@ -1,0 +1,111 @@
+import AuditChain
+import AuditQueue
+import Foundation
+import Testing
+
+/// Runs the built executables (`auditctl`, `CrashChild`) found beside the test binary.
+enum CLIHarness {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static let productsDirectory: String = {
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().path
+    }()
+
+    static func path(_ product: String) -> String { productsDirectory + "/" + product }
+
+    /// Runs a product to completion (killed after `timeout` seconds) and collects its output.
+    @discardableResult
+    static func run(
+        _ product: String,
+        _ arguments: [String],
+        stdin: String? = nil,
+        environment: [String: String] = [:],
+        timeout: TimeInterval = 120
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path(product))
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["AUDIT_STATE_DIR"] = nil
+        env["CREDENTIALS_DIRECTORY"] = nil
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let deadline = DispatchTime.now() + timeout
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: deadline, execute: watchdog)
+        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
+        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        watchdog.cancel()
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: stdoutData, as: UTF8.self),
+            stderr: String(decoding: stderrData, as: UTF8.self)
+        )
+    }
+
+    /// `auditctl` with `--state-dir` appended.
+    @discardableResult
+    static func auditctl(_ state: String, _ arguments: [String], stdin: String? = nil) throws -> Result {
+        try run("auditctl", arguments + ["--state-dir", state], stdin: stdin)
+    }
+
+    /// Opens the log of a state directory in-process.
+    static func openLog(_ state: String) throws -> AuditLog {
+        let directory = StateDirectory(path: state)
+        return try AuditLog(
+            storage: SQLiteLogStorage(path: directory.databasePath),
+            keys: KeyStore(directory: directory.keysPath, credentialsDirectory: nil)
+        )
+    }
+
+    /// Verifies a state directory's log in-process with its own keys and data keys.
+    static func verify(_ state: String) throws -> VerificationReport {
+        let log = try openLog(state)
+        var options = ChainVerifier.Options(trustedKeys: try log.keys.allSigningKeys().map(\.publicKey))
+        options.dataKeys = try log.keys.allDataKeys()
+        return try log.storage.verify(options: options)
+    }
+
+    /// The idempotency keys of every event in the log, with their sequence numbers.
+    static func idempotencyKeys(_ state: String) throws -> [String: UInt64] {
+        let log = try openLog(state)
+        let keys = Dictionary(try log.keys.allDataKeys().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var found: [String: UInt64] = [:]
+        try log.storage.forEachEntry { stored in
+            let entry = try SealedEntry(serialized: stored.bytes)
+            guard entry.header.kind == .event, let key = keys[entry.header.dataKeyId] else { return true }
+            let event = try AuditEvent(canonicalPayload: entry.openPayload(with: key))
+            found[event.idempotencyKey] = stored.seq
+            return true
+        }
+        return found
+    }
+}
+
+/// A temporary directory removed when the value is released.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "auditctl-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}

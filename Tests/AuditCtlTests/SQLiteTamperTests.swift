@@ -1,0 +1,110 @@
+import AuditChain
+import Foundation
+import GRDB
+import Testing
+
+/// Tampering with the SQLite file directly is detected and localized by `auditctl verify`.
+@Suite("Tampering with the database")
+struct SQLiteTamperTests {
+    let directory: TemporaryDirectory
+    let state: String
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        state = directory.path + "/state"
+        #expect(try CLIHarness.auditctl(state, ["init"]).status == 0)
+        let lines = (1...6).map {
+            #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"user","deviceId":"d","attributes":{"unlockDurationMs":\#(100 + $0)}}"#
+        }
+        #expect(
+            try CLIHarness.auditctl(state, ["emit", "--json", "-"], stdin: lines.joined(separator: "\n")).status == 0
+        )
+    }
+
+    func edit(_ change: (Database) throws -> Void) throws {
+        let queue = try DatabaseQueue(path: state + "/log.sqlite")
+        try queue.writeWithoutTransaction { try change($0) }
+    }
+
+    func bytes(_ db: Database, _ seq: Int) throws -> [UInt8] {
+        Array(try Data.fetchOne(db, sql: "SELECT bytes FROM entries WHERE seq = ?", arguments: [seq])!)
+    }
+
+    func store(_ db: Database, _ seq: Int, _ bytes: [UInt8]) throws {
+        try db.execute(sql: "UPDATE entries SET bytes = ? WHERE seq = ?", arguments: [Data(bytes), seq])
+    }
+
+    /// `auditctl verify --json` → (exit status, ["seq:kind"]).
+    func verify(_ extra: [String] = []) throws -> (Int32, [String]) {
+        let result = try CLIHarness.auditctl(state, ["verify", "--json"] + extra)
+        guard case .array(let problems) = try JSONValue(parsing: Array(result.stdout.utf8)) else {
+            return (result.status, [])
+        }
+        let findings = problems.compactMap { problem -> String? in
+            guard let seq = problem.objectValue?["seq"]?.integerValue,
+                let kind = problem.objectValue?["kind"]?.stringValue
+            else { return nil }
+            return "\(seq):\(kind)"
+        }
+        return (result.status, findings)
+    }
+
+    @Test("one changed byte of a sealed payload is reported at its entry")
+    func changedPayloadByte() throws {
+        try edit { db in
+            var entry = try bytes(db, 3)
+            entry[160] ^= 0x20
+            try store(db, 3, entry)
+        }
+        let (status, findings) = try verify()
+        #expect(status == 1)
+        #expect(findings == ["3:payloadModified"])
+        #expect(try verify(["--fast"]).1 == ["3:payloadModified"])
+    }
+
+    @Test("a deleted row is reported missing")
+    func deletedRow() throws {
+        try edit { try $0.execute(sql: "DELETE FROM entries WHERE seq = 4") }
+        #expect(try verify() == (1, ["4:missing"]))
+    }
+
+    @Test("two rows with swapped payloads are both reported")
+    func swappedPayloads() throws {
+        try edit { db in
+            var two = try bytes(db, 2)
+            var five = try bytes(db, 5)
+            #expect(two.count == five.count)
+            let region = 140..<(two.count - 64)  // nonce and payload
+            let saved = Array(two[region])
+            two.replaceSubrange(region, with: five[region])
+            five.replaceSubrange(region, with: saved)
+            try store(db, 2, two)
+            try store(db, 5, five)
+        }
+        #expect(try verify() == (1, ["2:payloadModified", "5:payloadModified"]))
+    }
+
+    @Test("two swapped rows are reported as reordered")
+    func swappedRows() throws {
+        try edit { db in
+            let two = try bytes(db, 2)
+            let three = try bytes(db, 3)
+            try store(db, 2, three)
+            try store(db, 3, two)
+        }
+        let (status, findings) = try verify()
+        #expect(status == 1)
+        #expect(findings.contains("2:reordered"))
+    }
+
+    @Test("newest rows deleted are reported truncated when a checkpoint is supplied")
+    func truncatedTail() throws {
+        let checkpoint = directory.path + "/checkpoint.json"
+        #expect(try CLIHarness.auditctl(state, ["checkpoint", "--out", checkpoint]).status == 0)
+        try edit { try $0.execute(sql: "DELETE FROM entries WHERE seq >= 5") }
+        #expect(try verify() == (0, []))
+        let (status, findings) = try verify(["--checkpoint", checkpoint])
+        #expect(status == 1)
+        #expect(findings == ["5:truncated"])
+    }
+}

@@ -1,0 +1,43 @@
+import AuditChain
+import AuditQueue
+import Foundation
+
+/// Test helper: appends events to a log as fast as it can, printing `ack <seq> <idempotencyKey>` after each
+/// commit returns. The crash and concurrency tests kill it or run two of it at once.
+///
+/// Usage: `CrashChild STATE_DIR LABEL COUNT WRITERS` (COUNT 0 = until killed).
+@main
+enum CrashChild {
+    static func main() async throws {
+        let arguments = CommandLine.arguments
+        guard arguments.count == 5, let count = Int(arguments[3]), let writers = Int(arguments[4]) else {
+            FileHandle.standardError.write(Data("usage: CrashChild STATE_DIR LABEL COUNT WRITERS\n".utf8))
+            exit(2)
+        }
+        let state = StateDirectory(path: arguments[1])
+        let label = arguments[2]
+        let log = try AuditLog(storage: SQLiteLogStorage(path: state.databasePath), keys: KeyStore(state: state))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    var index = 0
+                    while count == 0 || index < count {
+                        let key = "\(label)-\(writer)-\(index)"
+                        let event = AuditEvent(
+                            type: "BIOMETRIC_AUTH_SUCCESS",
+                            occurredAt: .now(),
+                            userId: label,
+                            deviceId: "crash-test",
+                            attributes: ["unlockDurationMs": .integer(Int64(index))],
+                            idempotencyKey: key
+                        )
+                        let receipt = try await log.append([event])[0]
+                        FileHandle.standardOutput.write(Data("ack \(receipt.seq) \(key)\n".utf8))
+                        index += 1
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
