@@ -49,14 +49,17 @@ struct CrashTests {
         }
     }
 
-    @Test("SIGKILL at random instants loses no acknowledged event and leaves a log that verifies (20 rounds)")
+    /// Rounds of the crash test: 20 in the suite; `scripts/crash-test N` runs more.
+    static let rounds = ProcessInfo.processInfo.environment["AUDIT_CRASH_ROUNDS"].flatMap(Int.init) ?? 20
+
+    @Test("SIGKILL at random instants loses no acknowledged event and leaves a log that verifies (20+ rounds)")
     func killedAppender() throws {
         let directory = try TemporaryDirectory()
         let state = directory.path + "/state"
         #expect(try CLIHarness.auditctl(state, ["init"]).status == 0)
         var generator = SystemRandomNumberGenerator()
         var acknowledged: [String: UInt64] = [:]
-        for round in 0..<20 {
+        for round in 0..<max(20, Self.rounds) {
             let child = try Child(state: state, label: "r\(round)", count: 0, writers: 4)
             usleep(UInt32.random(in: 20_000...300_000, using: &generator))
             child.kill()
