@@ -1,4 +1,4 @@
-public import AuditChain
+import AuditChain
 import Synchronization
 
 /// An in-memory ``LogStorage`` for tests: the same contract, no durability.

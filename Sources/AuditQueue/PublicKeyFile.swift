@@ -1,4 +1,4 @@
-public import AuditChain
+import AuditChain
 public import Crypto
 import Foundation
 
