@@ -73,7 +73,7 @@ let package = Package(
             name: "AuditQueueTests",
             dependencies: ["AuditQueue", "AuditChain", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .testTarget(name: "BiometricUnlockTests", dependencies: ["BiometricUnlock"]),
+        .testTarget(name: "BiometricUnlockTests", dependencies: ["BiometricUnlock", "AuditChain"]),
     ]
 )
 

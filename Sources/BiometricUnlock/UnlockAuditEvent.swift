@@ -1,0 +1,86 @@
+public import AuditChain
+
+/// An audit event the unlock flow emits, before the shell stamps it with identity, time and idempotency key.
+///
+/// Each case is a built-in catalogue type with exactly its declared attributes; none carries a secret.
+public enum UnlockAuditEvent: Sendable, Hashable {
+    /// `BIOMETRIC_ENABLED {biometryType}`.
+    case biometricEnabled(biometryType: String)
+    /// `BIOMETRIC_DISABLED {reason}`.
+    case biometricDisabled(reason: DisableReason)
+    /// `BIOMETRIC_AUTH_SUCCESS {unlockDurationMs}`: prompt to opened envelope, by the monotonic clock.
+    case biometricAuthSuccess(unlockDurationMs: Int64)
+    /// `BIOMETRIC_AUTH_FAILURE {attemptCount, errorCode}`.
+    case biometricAuthFailure(attemptCount: Int, errorCode: BiometricUnlockError.Code)
+    /// `BIOMETRIC_REVOKED_SYSTEM_CHANGE {}`.
+    case biometricRevokedSystemChange
+    /// `PASSWORD_AUTH_FALLBACK {reason}`.
+    case passwordAuthFallback(reason: PasswordReason)
+
+    /// Longest `biometryType` the catalogue accepts, in UTF-8 bytes.
+    public static let maxBiometryTypeBytes = 64
+
+    /// The catalogue type name.
+    public var typeName: String {
+        switch self {
+        case .biometricEnabled: "BIOMETRIC_ENABLED"
+        case .biometricDisabled: "BIOMETRIC_DISABLED"
+        case .biometricAuthSuccess: "BIOMETRIC_AUTH_SUCCESS"
+        case .biometricAuthFailure: "BIOMETRIC_AUTH_FAILURE"
+        case .biometricRevokedSystemChange: "BIOMETRIC_REVOKED_SYSTEM_CHANGE"
+        case .passwordAuthFallback: "PASSWORD_AUTH_FALLBACK"
+        }
+    }
+
+    /// The attributes, exactly those the catalogue declares, with values clamped into their declared ranges.
+    public var attributes: [String: JSONValue] {
+        switch self {
+        case .biometricEnabled(let biometryType):
+            ["biometryType": .string(Self.sanitizedBiometryType(biometryType))]
+        case .biometricDisabled(let reason):
+            ["reason": .string(reason.rawValue)]
+        case .biometricAuthSuccess(let unlockDurationMs):
+            ["unlockDurationMs": .integer(min(max(0, unlockDurationMs), JSONValue.maxSafeInteger))]
+        case .biometricAuthFailure(let attemptCount, let errorCode):
+            [
+                "attemptCount": .integer(Int64(min(max(1, attemptCount), Int(Int32.max)))),
+                "errorCode": .string(errorCode.identifier),
+            ]
+        case .biometricRevokedSystemChange:
+            [:]
+        case .passwordAuthFallback(let reason):
+            ["reason": .string(reason.rawValue)]
+        }
+    }
+
+    /// The complete event.
+    public func auditEvent(
+        occurredAt: AuditTimestamp,
+        userId: String,
+        deviceId: String,
+        idempotencyKey: String
+    ) -> AuditEvent {
+        AuditEvent(
+            type: typeName,
+            occurredAt: min(max(occurredAt, .minimum), .maximum),
+            userId: userId,
+            deviceId: deviceId,
+            attributes: attributes,
+            idempotencyKey: idempotencyKey
+        )
+    }
+
+    /// A platform's biometry name cut to 1 ... 64 UTF-8 bytes at a character boundary (`unknown` when empty).
+    static func sanitizedBiometryType(_ name: String) -> String {
+        guard !name.isEmpty else { return "unknown" }
+        var result = ""
+        var bytes = 0
+        for character in name {
+            let size = character.utf8.count
+            guard bytes + size <= maxBiometryTypeBytes else { break }
+            result.append(character)
+            bytes += size
+        }
+        return result.isEmpty ? "unknown" : result
+    }
+}
