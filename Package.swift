@@ -44,7 +44,7 @@ let package = Package(
         .executableTarget(
             name: "auditctl",
             dependencies: [
-                "AuditChain", "AuditQueue", .product(name: "Crypto", package: "swift-crypto"),
+                "AuditChain", "AuditQueue", "BiometricUnlock", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
