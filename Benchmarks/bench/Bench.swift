@@ -1,7 +1,71 @@
-/// Benchmarks, run in release mode: `swift run -c release bench`.
+import Foundation
+
+/// Benchmarks, run in release mode: `swift run -c release bench` (see Benchmarks/README.md).
 @main
 struct Bench {
-    static func main() async throws {
-        print("bench: not written yet")
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            if arguments.first == "verify-child" {
+                try VerifyChild.main(Array(arguments.dropFirst()))
+                return
+            }
+            if arguments.contains("--help") || arguments.contains("-h") {
+                Summary.say(BenchOptions.usage)
+                return
+            }
+            try await run(try BenchOptions.parse(arguments))
+        } catch {
+            FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run(_ options: BenchOptions) async throws {
+        #if DEBUG
+        Summary.say("WARNING: a debug build; measure with `swift run -c release bench`")
+        #endif
+        let directory = try BenchDirectory(base: options.baseDirectory)
+        defer {
+            if options.keep {
+                Summary.say("kept \(directory.path)")
+            } else {
+                directory.remove()
+            }
+        }
+        let sections = options.sections.map(\.rawValue).joined(separator: ", ")
+        Summary.say(
+            "bench: \(sections)\(options.quick ? " (quick)" : ""); "
+                + "directory \(directory.path) (\(directory.fileSystem)); load average \(ProcessStats.loadAverage)"
+        )
+        let summary = Summary()
+        let started = ContinuousClock.now
+
+        Summary.heading("Primitive references (swift-crypto Curve25519.Signing)")
+        let rates = try PrimitiveRates.measure(seconds: options.primitiveSeconds)
+        rates.report(into: summary)
+
+        for section in options.sections {
+            switch section {
+            case .primitives:
+                break
+            case .append:
+                Summary.heading("Bulk append: AuditLog.append on SQLiteLogStorage")
+                try await AppendBench.run(options: options, rates: rates, directory: directory, summary: summary)
+            case .latency:
+                Summary.heading("Durable single-event append latency")
+                try await LatencyBench.run(options: options, directory: directory, summary: summary)
+            case .verify:
+                Summary.heading("Verify: ChainVerifier streaming a SQLite log")
+                try await VerifyBench.run(options: options, rates: rates, directory: directory, summary: summary)
+            case .breakdown:
+                try await BreakdownBench.run(options: options, rates: rates, directory: directory)
+            }
+        }
+        summary.printTable()
+        Summary.say(
+            "total time \(Timing.duration(Timing.seconds(ContinuousClock.now - started))); "
+                + "load average \(ProcessStats.loadAverage) (other work on the \(rates.cores) cores lowers every rate)"
+        )
     }
 }

@@ -1,0 +1,109 @@
+import Foundation
+
+/// What one `bench` run measures, and with which counts.
+struct BenchOptions: Sendable {
+    /// The parts of a run; `all` runs every one of them in this order.
+    enum Section: String, CaseIterable, Sendable {
+        case primitives, append, latency, verify, breakdown
+    }
+
+    /// The sections asked for (the primitive references are always measured: every ratio needs them).
+    var sections: [Section] = Section.allCases
+    /// Smaller counts, to iterate quickly.
+    var quick = false
+    /// Where the temporary directory is created (default: the system's temporary directory).
+    var baseDirectory = NSTemporaryDirectory()
+    /// Keep the temporary directory (and the 1M-entry log) instead of deleting it.
+    var keep = false
+    /// Also verify with the data key (payloads opened, decoded and validated against the catalogue).
+    var decrypt = false
+    /// Seconds each primitive rate is measured for.
+    var primitiveSeconds = 2.0
+    /// Events appended by each bulk append figure.
+    var appendEvents = 100_000
+    /// Events per `append` call in the batched figure.
+    var appendBatch = 1000
+    /// Concurrent producer tasks in the group-commit figure.
+    var producers = 64
+    /// Sequential single-event appends timed for the latency percentiles.
+    var latencyCount = 2000
+    /// Entries of the chain that is verified.
+    var verifyEntries = 1_000_000
+    /// Items timed per breakdown step.
+    var breakdownCount = 20_000
+
+    static let usage = """
+        usage: bench [SECTION...] [options]
+
+        Sections (default: all of them, in this order):
+          primitives   Ed25519 sign and verify rates on one core (always measured: the references)
+          append       bulk append through AuditLog.append on SQLite: batches, and concurrent producers
+          latency      durable single-event append latency vs write+fsync of the same size
+          verify       ChainVerifier over a 1M-entry SQLite log, full and fast mode, each in a child process
+          breakdown    where the time of sealing, storing and verifying goes (per-entry costs, one thread)
+
+        Options:
+          --quick              small counts (seconds instead of minutes)
+          --dir PATH           create the temporary directory under PATH (default: $TMPDIR or /tmp)
+          --keep               keep the temporary directory
+          --decrypt            verify also with the data key (opens and validates every payload)
+          --events N           events per bulk append figure (default 100000)
+          --batch N            events per append call in the batched figure (default 1000)
+          --producers N        concurrent producer tasks (default 64)
+          --latency-count N    sequential single appends timed (default 2000)
+          --verify-entries N   entries of the verified chain (default 1000000)
+          -h, --help           this text
+
+        Internal (run by the verify section in a child process, to measure its peak memory alone):
+          bench verify-child read|full|fast|decrypt DATABASE KEYS-DIRECTORY PARALLELISM
+        """
+
+    /// Parses the arguments after the program name.
+    static func parse(_ arguments: [String]) throws -> BenchOptions {
+        var options = BenchOptions()
+        var sections: [Section] = []
+        var counts: [String: Int] = [:]
+        var index = 0
+        func value(_ flag: String) throws -> String {
+            index += 1
+            guard index < arguments.count else { throw BenchError("\(flag) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--quick": options.quick = true
+            case "--keep": options.keep = true
+            case "--decrypt": options.decrypt = true
+            case "--dir": options.baseDirectory = try value(argument)
+            case "--events", "--batch", "--producers", "--latency-count", "--verify-entries":
+                let text = try value(argument)
+                guard let number = Int(text.replacingOccurrences(of: "_", with: "")), number > 0 else {
+                    throw BenchError("\(argument) needs a positive integer, got \(text)")
+                }
+                counts[argument] = number
+            case "all": sections = Section.allCases
+            default:
+                guard let section = Section(rawValue: argument) else {
+                    throw BenchError("unknown argument \(argument)\n\n\(usage)")
+                }
+                sections.append(section)
+            }
+            index += 1
+        }
+        if !sections.isEmpty { options.sections = Section.allCases.filter(sections.contains) }
+        if options.quick {
+            options.primitiveSeconds = 0.5
+            options.appendEvents = 10_000
+            options.latencyCount = 300
+            options.verifyEntries = 50_000
+            options.breakdownCount = 3000
+        }
+        options.appendEvents = counts["--events"] ?? options.appendEvents
+        options.appendBatch = counts["--batch"] ?? options.appendBatch
+        options.producers = counts["--producers"] ?? options.producers
+        options.latencyCount = counts["--latency-count"] ?? options.latencyCount
+        options.verifyEntries = max(2, counts["--verify-entries"] ?? options.verifyEntries)
+        return options
+    }
+}

@@ -1,0 +1,147 @@
+import AuditChain
+import Crypto
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The reference rates every ratio is computed against: swift-crypto Ed25519 on one core, and the core count.
+struct PrimitiveRates: Sendable {
+    /// Signatures per second on one core.
+    var sign: Double
+    /// Verifications per second on one core.
+    var verify: Double
+    /// Signatures per second with one thread per core (informational: how well signing scales here).
+    var signAllCores: Double
+    /// Verifications per second with one thread per core (informational: what full verification can reach here).
+    var verifyAllCores: Double
+    /// `ProcessInfo.activeProcessorCount`.
+    var cores: Int
+
+    /// The ideal sealing rate: every core signing.
+    var signTimesCores: Double { sign * Double(cores) }
+    /// The ideal full verification rate: every core verifying.
+    var verifyTimesCores: Double { verify * Double(cores) }
+
+    /// The message an entry signature covers: the signature domain and a 32-byte entry hash.
+    static func message() -> [UInt8] {
+        FormatConstants.signatureDomain + (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+    }
+
+    /// Measures the rates, each for about `seconds`.
+    static func measure(seconds: Double) throws -> PrimitiveRates {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        _ = try signRate(seconds: 0.5, threads: cores)  // Warm up: page in code, wake the cores up.
+        return PrimitiveRates(
+            sign: try signRate(seconds: seconds),
+            verify: try verifyRate(seconds: seconds),
+            signAllCores: try signRate(seconds: seconds, threads: cores),
+            verifyAllCores: try verifyRate(seconds: seconds, threads: cores),
+            cores: cores
+        )
+    }
+
+    /// Ed25519 signatures per second, all threads together, over about `seconds`.
+    static func signRate(seconds: Double, threads: Int = 1) throws -> Double {
+        let key = Curve25519.Signing.PrivateKey()
+        let message = message()
+        return try rate(seconds: seconds, threads: threads) {
+            guard try key.signature(for: message).count == FormatConstants.signatureSize else {
+                throw BenchError("an Ed25519 signature is not 64 bytes")
+            }
+        }
+    }
+
+    /// Ed25519 verifications per second, all threads together, over about `seconds`.
+    static func verifyRate(seconds: Double, threads: Int = 1) throws -> Double {
+        let key = Curve25519.Signing.PrivateKey()
+        let message = message()
+        let signature = try key.signature(for: message)
+        let publicKey = key.publicKey
+        return try rate(seconds: seconds, threads: threads) {
+            guard publicKey.isValidSignature(signature, for: message) else {
+                throw BenchError("a valid signature did not verify")
+            }
+        }
+    }
+
+    /// Runs `operation` on `threads` threads for four windows of `seconds / 4`; returns the operations per second of
+    /// the best window (other work on the machine only ever lowers a rate).
+    private static func rate(seconds: Double, threads: Int, _ operation: @Sendable () throws -> Void) throws -> Double {
+        var best = 0.0
+        for _ in 0..<4 { best = max(best, try window(seconds: seconds / 4, threads: threads, operation)) }
+        return best
+    }
+
+    private static func window(
+        seconds: Double,
+        threads: Int,
+        _ operation: @Sendable () throws -> Void
+    ) throws
+        -> Double
+    {
+        let counts = Mutex([Int](repeating: 0, count: threads))
+        let failure = Mutex<(any Error)?>(nil)
+        let start = ContinuousClock.now
+        let deadline = start + .seconds(seconds)
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var done = 0
+            do {
+                while ContinuousClock.now < deadline {
+                    for _ in 0..<32 { try operation() }
+                    done += 32
+                }
+            } catch {
+                failure.withLock { $0 = error }
+            }
+            counts.withLock { $0[thread] = done }
+        }
+        let elapsed = Timing.seconds(ContinuousClock.now - start)
+        if let error = failure.withLock({ $0 }) { throw error }
+        return Double(counts.withLock { $0.reduce(0, +) }) / elapsed
+    }
+
+    /// Records the reference figures.
+    func report(into summary: Summary) {
+        Summary.say("  cores (ProcessInfo.activeProcessorCount): \(cores)")
+        summary.add(
+            Figure(
+                name: "Ed25519 sign, 1 core",
+                value: sign,
+                unit: .rate,
+                reference: nil,
+                referenceName: "",
+                target: nil
+            )
+        )
+        summary.add(
+            Figure(
+                name: "Ed25519 verify, 1 core",
+                value: verify,
+                unit: .rate,
+                reference: nil,
+                referenceName: "",
+                target: nil
+            )
+        )
+        summary.add(
+            Figure(
+                name: "Ed25519 sign, \(cores) threads",
+                value: signAllCores,
+                unit: .rate,
+                reference: signTimesCores,
+                referenceName: "sign×cores",
+                target: nil
+            )
+        )
+        summary.add(
+            Figure(
+                name: "Ed25519 verify, \(cores) threads",
+                value: verifyAllCores,
+                unit: .rate,
+                reference: verifyTimesCores,
+                referenceName: "verify×cores",
+                target: nil
+            )
+        )
+    }
+}

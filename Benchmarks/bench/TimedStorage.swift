@@ -1,0 +1,69 @@
+import AuditChain
+import AuditQueue
+import Synchronization
+
+/// A ``LogStorage`` that forwards every call to the real storage and records where each write transaction's
+/// time goes: inside the body (AuditLog's sealing: AES-GCM, hashing, signing) and around it (SQLite: begin,
+/// head read, inserts, commit, fsync). The overhead is two clock reads and a lock per transaction.
+final class TimedStorage: LogStorage {
+    /// Totals since the last ``reset()``.
+    struct Totals: Sendable {
+        /// Write transactions.
+        var transactions = 0
+        /// Entries written (events and the system records AuditLog adds).
+        var entries = 0
+        /// Seconds inside `append` (the whole transaction).
+        var appendSeconds = 0.0
+        /// Seconds inside the body (sealing).
+        var bodySeconds = 0.0
+        /// Seconds of storage work: the transaction minus the body.
+        var storageSeconds: Double { appendSeconds - bodySeconds }
+        /// Each transaction's seconds inside `append` and inside the body, in order.
+        var samples: [(append: Double, body: Double)] = []
+    }
+
+    let base: any LogStorage
+    private let state = Mutex(Totals())
+
+    init(_ base: any LogStorage) {
+        self.base = base
+    }
+
+    /// The totals so far.
+    var totals: Totals { state.withLock { $0 } }
+
+    /// Starts counting again.
+    func reset() { state.withLock { $0 = Totals() } }
+
+    func append<Result: Sendable>(
+        _ body: @Sendable (LogSnapshot) throws -> (LogAppend, Result)
+    ) async throws -> Result {
+        let start = ContinuousClock.now
+        let bodyTime = Mutex((seconds: 0.0, entries: 0))
+        let result = try await base.append { snapshot in
+            let bodyStart = ContinuousClock.now
+            let output = try body(snapshot)
+            let elapsed = Timing.seconds(ContinuousClock.now - bodyStart)
+            bodyTime.withLock { $0 = ($0.seconds + elapsed, output.0.entries.count) }
+            return output
+        }
+        let total = Timing.seconds(ContinuousClock.now - start)
+        let inBody = bodyTime.withLock { $0 }
+        state.withLock { totals in
+            totals.transactions += 1
+            totals.entries += inBody.entries
+            totals.appendSeconds += total
+            totals.bodySeconds += inBody.seconds
+            totals.samples.append((total, inBody.seconds))
+        }
+        return result
+    }
+
+    func snapshot() throws -> LogSnapshot { try base.snapshot() }
+
+    func entries(from: UInt64, through: UInt64, limit: Int) throws -> [StoredEntry] {
+        try base.entries(from: from, through: through, limit: limit)
+    }
+
+    func size() throws -> (count: Int, bytes: Int) { try base.size() }
+}

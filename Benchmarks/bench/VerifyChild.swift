@@ -1,0 +1,63 @@
+import AuditChain
+import AuditQueue
+import Foundation
+
+/// The child process of the verify section: streams a SQLite log through `ChainVerifier` (or only reads it),
+/// and prints one `RESULT` line with the time and its own peak resident memory, so each mode's peak is its own.
+enum VerifyChild {
+    enum Mode: String, CaseIterable, Sendable {
+        /// Only `LogStorage.forEachEntry`: the storage read every mode pays.
+        case read
+        /// Every signature checked.
+        case full
+        /// Signatures at anchors only.
+        case fast
+        /// Full, with the data key: every payload opened, decoded and validated.
+        case decrypt
+    }
+
+    /// `verify-child MODE DATABASE KEYS PARALLELISM`.
+    static func main(_ arguments: [String]) throws {
+        guard arguments.count == 4, let mode = Mode(rawValue: arguments[0]), let parallelism = Int(arguments[3]) else {
+            throw BenchError("usage: bench verify-child read|full|fast|decrypt DATABASE KEYS-DIRECTORY PARALLELISM")
+        }
+        print(try run(mode: mode, database: arguments[1], keys: arguments[2], parallelism: parallelism).line)
+    }
+
+    static func run(mode: Mode, database: String, keys keysPath: String, parallelism: Int) throws -> VerifyResult {
+        let storage = try SQLiteLogStorage(path: database)
+        let keys = KeyStore(directory: keysPath, credentialsDirectory: nil)
+        let log = try AuditLog(storage: storage, keys: keys)
+        var options = ChainVerifier.Options(trustedKeys: [try log.activeSigningKey().publicKey])
+        options.fast = mode == .fast
+        options.parallelism = parallelism
+        if mode == .decrypt { options.dataKeys = try keys.allDataKeys() }
+        let startKiB = ProcessStats.peakKiB ?? 0
+
+        var verifier = ChainVerifier(options: options)
+        var read = 0
+        var report: VerificationReport?
+        let cpuBefore = ProcessStats.cpuSeconds
+        let seconds = try Timing.measure {
+            try storage.forEachEntry { entry in
+                if mode == .read {
+                    read += entry.bytes.isEmpty ? 0 : 1
+                } else {
+                    verifier.consume(entry.bytes, storageSeq: entry.seq)
+                }
+                return true
+            }
+            if mode != .read { report = verifier.finish() }
+        }
+        return VerifyResult(
+            entries: report?.entriesChecked ?? read,
+            seconds: seconds,
+            cpuSeconds: ProcessStats.cpuSeconds - cpuBefore,
+            peakKiB: ProcessStats.peakKiB ?? 0,
+            startKiB: startKiB,
+            signatures: report?.signaturesChecked ?? 0,
+            problems: report?.problems.count ?? 0,
+            opened: report?.payloadsOpened ?? 0
+        )
+    }
+}
