@@ -1,8 +1,12 @@
 import Dispatch
+import Synchronization
 
 /// Data-parallel helpers for the CPU-bound crypto of sealing and verifying.
 enum Parallel {
     /// Maps `items` with `transform` on up to `parallelism` threads, preserving order.
+    ///
+    /// Work is handed out in small chunks through a shared counter, so a thread slowed by other load does not
+    /// leave the others idle at the end of a batch.
     static func map<Input: Sendable, Output: Sendable>(
         _ items: [Input],
         parallelism: Int,
@@ -11,12 +15,16 @@ enum Parallel {
         let workers = max(1, min(parallelism, items.count / 16))
         guard workers > 1 else { return items.map(transform) }
         let results = ResultSlots<Output>(count: items.count)
-        let chunk = (items.count + workers - 1) / workers
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            let start = worker * chunk
-            let end = min(items.count, start + chunk)
-            guard start < end else { return }
-            for index in start..<end { results.store(transform(items[index]), at: index) }
+        let chunk = max(8, items.count / (workers * 16))
+        let next = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let start = next.wrappingAdd(chunk, ordering: .relaxed).oldValue
+                guard start < items.count else { return }
+                for index in start..<min(items.count, start + chunk) {
+                    results.store(transform(items[index]), at: index)
+                }
+            }
         }
         return results.values
     }

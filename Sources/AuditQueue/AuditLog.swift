@@ -29,8 +29,14 @@ public final class AuditLog: Sendable {
         public var now: @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
         /// Random bytes for nonces and new keys.
         public var randomBytes: @Sendable (Int) -> [UInt8] = { count in
+            // Eight bytes per draw from the system's secure generator (one getrandom call, not one per byte).
             var generator = SystemRandomNumberGenerator()
-            return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(count + 7)
+            while bytes.count < count {
+                withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
+            }
+            return Array(bytes.prefix(count))
         }
 
         /// The defaults.
