@@ -80,6 +80,11 @@ public struct KeyStore: Sendable {
         try keyIds(prefix: "data-").map(dataKey(id:))
     }
 
+    /// Every data key present, by id (what opening entries needs).
+    public func dataKeysById() throws -> [KeyID: DataKey] {
+        Dictionary(try allDataKeys().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// Every signing key present (the genesis key and each rotated-in key).
     public func allSigningKeys() throws -> [SigningKey] {
         try keyIds(prefix: "signing-").map(signingKey(id:))

@@ -24,7 +24,7 @@ struct LogCommand: ParsableCommand {
         let log = try global.openLog()
         let needKeys = decrypt || type != nil
         let keys =
-            needKeys ? Dictionary(try log.keys.allDataKeys().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }) : nil
+            needKeys ? try log.keys.dataKeysById() : nil
         var shown = 0
         var rows: [JSONValue] = []
         try log.storage.forEachEntry { stored in
@@ -63,7 +63,7 @@ struct ShowCommand: ParsableCommand {
         }
         let entry = try SealedEntry(serialized: stored.bytes)
         let keys =
-            decrypt ? Dictionary(try log.keys.allDataKeys().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }) : nil
+            decrypt ? try log.keys.dataKeysById() : nil
         var view = EntryView(entry, dataKeys: keys).json.objectValue ?? [:]
         view["prevHash"] = .string(Hex.encode(entry.header.prevHash))
         view["payloadDigest"] = .string(Hex.encode(entry.payloadDigest))

@@ -14,7 +14,7 @@ struct StatsCommand: ParsableCommand {
 
     func run() throws {
         let log = try global.openLog()
-        let keys = Dictionary(try log.keys.allDataKeys().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let keys = try log.keys.dataKeysById()
         var kinds: [String: Int64] = [:]
         var types: [String: Int64] = [:]
         var unreadable: Int64 = 0

@@ -85,7 +85,7 @@ enum CLIHarness {
     /// The idempotency keys of every event in the log, with their sequence numbers.
     static func idempotencyKeys(_ state: String) throws -> [String: UInt64] {
         let log = try openLog(state)
-        let keys = Dictionary(try log.keys.allDataKeys().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let keys = try log.keys.dataKeysById()
         var found: [String: UInt64] = [:]
         try log.storage.forEachEntry { stored in
             let entry = try SealedEntry(serialized: stored.bytes)
