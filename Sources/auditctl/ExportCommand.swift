@@ -84,9 +84,7 @@ struct CheckpointCommand: AsyncParsableCommand {
         let checkpoint = try await global.openLog().writeCheckpoint()
         let bytes = checkpoint.json.canonicalBytes + [0x0a]
         if let out {
-            guard FileManager.default.createFile(atPath: out, contents: Data(bytes)) else {
-                throw CLIError("cannot write \(out)")
-            }
+            try writeOutput(bytes, to: out)
             if !output.json { print("checkpoint at seq \(checkpoint.seq) written to \(out)") }
         }
         if output.json || out == nil { print(String(decoding: checkpoint.json.canonicalBytes, as: UTF8.self)) }

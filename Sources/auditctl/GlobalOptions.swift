@@ -52,6 +52,13 @@ func readInput(_ path: String) throws -> [UInt8] {
     return Array(data)
 }
 
+/// Writes bytes to a file, replacing it.
+func writeOutput(_ bytes: [UInt8], to path: String) throws {
+    guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+        throw CLIError("cannot write \(path)")
+    }
+}
+
 /// Prints a JSON value on one line.
 func printJSON(_ value: JSONValue) {
     print(String(decoding: value.canonicalBytes, as: UTF8.self))

@@ -87,9 +87,7 @@ struct KeysCommand: ParsableCommand {
                 keys: try log.keys.allSigningKeys().map(\.publicKey)
             )
             if let out {
-                guard FileManager.default.createFile(atPath: out, contents: Data(bytes)) else {
-                    throw CLIError("cannot write \(out)")
-                }
+                try writeOutput(bytes, to: out)
             } else {
                 print(String(decoding: bytes.dropLast(), as: UTF8.self))
             }
