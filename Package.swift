@@ -71,7 +71,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AuditQueueTests",
-            dependencies: ["AuditQueue", "AuditChain", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "AuditQueue", "AuditChain", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .testTarget(name: "BiometricUnlockTests", dependencies: ["BiometricUnlock", "AuditChain"]),
     ]

@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+@testable import AuditQueue
 import Foundation
 import Testing
 

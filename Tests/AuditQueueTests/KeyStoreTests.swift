@@ -1,0 +1,82 @@
+import AuditChain
+import Foundation
+import GRDB
+import Testing
+
+@testable import AuditQueue
+
+@Suite("KeyStore")
+struct KeyStoreTests {
+    @Test("keys are written 0600 and read back; unsafe modes and missing files are refused with the fix")
+    func writeReadRefuse() throws {
+        let directory = try TemporaryDirectory()
+        let store = KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil)
+        let signing = SigningKey.generate()
+        try store.write(signing)
+        let path = directory.path + "/keys/signing-\(signing.id.hex).key"
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(try store.signingKey(id: signing.id).id == signing.id)
+        #expect(throws: LogStoreError.self) { try store.write(signing) }  // never overwritten
+
+        chmod(path, 0o640)
+        do {
+            _ = try store.signingKey(id: signing.id)
+            Issue.record("a group-readable key was accepted")
+        } catch let error as LogStoreError {
+            #expect(error.code == .unsafeKeyPermissions)
+            #expect(error.message.contains("chmod 600 \(path)"))
+        }
+        do {
+            _ = try store.dataKey(id: DataKey.generate().id)
+            Issue.record("a missing key was found")
+        } catch let error as LogStoreError {
+            #expect(error.code == .missingKey)
+        }
+    }
+
+    @Test("keys in $CREDENTIALS_DIRECTORY are found first")
+    func credentialsDirectory() throws {
+        let directory = try TemporaryDirectory()
+        let credentials = KeyStore(directory: directory.path + "/credentials", credentialsDirectory: nil)
+        let data = DataKey.generate()
+        try credentials.write(data)
+        let store = KeyStore(directory: directory.path + "/keys", credentialsDirectory: directory.path + "/credentials")
+        #expect(try store.dataKey(id: data.id).rawRepresentation == data.rawRepresentation)
+        #expect(try store.dataKeysById().keys.sorted { $0.hex < $1.hex } == [data.id])
+    }
+}
+
+@Suite("SQLiteLogStorage")
+struct SQLiteLogStorageTests {
+    @Test("the writer connection runs with synchronous = FULL under WAL")
+    func durabilitySettings() throws {
+        let directory = try TemporaryDirectory()
+        let storage = try SQLiteLogStorage(path: directory.path + "/log.sqlite")
+        let (synchronous, journal) = try storage.pool.writeWithoutTransaction { db in
+            (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try String.fetchOne(db, sql: "PRAGMA journal_mode"))
+        }
+        #expect(synchronous == 2)
+        #expect(journal == "wal")
+    }
+
+    @Test("appends persist across reopening, and an entry that does not continue the head is refused")
+    func persistenceAndContinuity() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let keys = KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil)
+        let log = try await AuditLog.create(storage: SQLiteLogStorage(path: path), keys: keys, deviceId: "d")
+        _ = try await log.append([AuditLogTests.event(1), AuditLogTests.event(2)])
+        let reopened = try AuditLog(storage: SQLiteLogStorage(path: path), keys: keys)
+        #expect(try reopened.info().head.seq == 2)
+        #expect(try AuditLogTests.verify(reopened).isClean)
+
+        let stale = try SealedEntry(
+            serialized: try #require(try reopened.storage.entries(from: 1, through: 1, limit: 1).first).bytes
+        )
+        await #expect(throws: LogStoreError.self) {
+            try await reopened.storage.append { _ in (LogAppend(entries: [stale]), ()) }
+        }
+        #expect(try reopened.storage.size().count == 3)
+    }
+}
