@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "AuditChain", targets: ["AuditChain"]),
         .library(name: "AuditQueue", targets: ["AuditQueue"]),
         .library(name: "BiometricUnlock", targets: ["BiometricUnlock"]),
+        .library(name: "AuditCollector", targets: ["AuditCollector"]),
+        .library(name: "AuditAgent", targets: ["AuditAgent"]),
         .executable(name: "auditd", targets: ["auditd"]),
         .executable(name: "auditctl", targets: ["auditctl"]),
     ],
@@ -16,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(
@@ -34,11 +39,32 @@ let package = Package(
             name: "BiometricUnlock",
             dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        .target(
+            name: "AuditCollector",
+            dependencies: [
+                "AuditChain", "AuditQueue",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AuditAgent",
+            dependencies: [
+                "AuditChain", "AuditQueue",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "auditd",
             dependencies: [
-                "AuditChain", "AuditQueue",
+                "AuditChain", "AuditQueue", "AuditAgent", "AuditCollector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -77,6 +103,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "BiometricUnlockTests", dependencies: ["BiometricUnlock", "AuditChain"]),
+        .testTarget(
+            name: "AuditDeliveryTests",
+            dependencies: [
+                "auditd", "AuditAgent", "AuditCollector", "AuditQueue", "AuditChain",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
     ]
 )
 

@@ -66,4 +66,20 @@ final class TimedStorage: LogStorage {
     }
 
     func size() throws -> (count: Int, bytes: Int) { try base.size() }
+
+    func withDelivery<Result: Sendable>(
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+    ) async throws -> Result {
+        try await base.withDelivery(body)
+    }
+
+    func deliveryTable() throws -> DeliveryTable { try base.deliveryTable() }
+
+    func prune(
+        through: UInt64,
+        keep: Set<UInt64>,
+        _ body: @Sendable (LogSnapshot) throws -> LogAppend
+    ) async throws -> Int {
+        try await base.prune(through: through, keep: keep, body)
+    }
 }

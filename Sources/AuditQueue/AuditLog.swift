@@ -143,11 +143,19 @@ public final class AuditLog: Sendable {
                     time: configuration.now(),
                     parallelism: configuration.signingParallelism
                 )
+                for (event, entry) in zip(batch, sealed) {
+                    writer.priorities[entry.header.seq] = DeliveryPriority(
+                        configuration.catalogue.priority(of: event.type)
+                    )
+                }
                 writer.entries.append(contentsOf: sealed)
                 receipts.append(sealed.map { AppendReceipt(seq: $0.header.seq, entryHash: $0.entryHash) })
             }
             try self.finish(&writer)
-            return (LogAppend(entries: writer.entries, metadata: writer.metadata), receipts)
+            return (
+                LogAppend(entries: writer.entries, metadata: writer.metadata, priorities: writer.priorities),
+                receipts
+            )
         }
     }
 
@@ -238,7 +246,7 @@ public final class AuditLog: Sendable {
         }
     }
 
-    private func writer(for snapshot: LogSnapshot) throws -> LogWriter {
+    func writer(for snapshot: LogSnapshot) throws -> LogWriter {
         guard let head = snapshot.head else {
             throw LogStoreError(.notInitialized, "no audit log here yet: run `auditctl init` first")
         }
@@ -280,6 +288,7 @@ struct LogWriter {
     var metadata: [String: String]
     let snapshot: LogSnapshot
     var entries: [SealedEntry] = []
+    var priorities: [UInt64: DeliveryPriority] = [:]
 
     mutating func rotate(to signing: SigningKey, _ data: DataKey, reason: String, time: AuditTimestamp) -> SealedEntry {
         let entry = sealer.rotateKeys(signingKey: signing, dataKey: data, reason: reason, time: time)

@@ -20,11 +20,31 @@ public struct LogAppend: Sendable {
     public var entries: [SealedEntry]
     /// Metadata to set.
     public var metadata: [String: String]
+    /// Delivery priorities of entries that do not take their kind's default (``DeliveryPriority/of(kind:)``).
+    /// Every appended entry joins the delivery queue in the same transaction.
+    public var priorities: [UInt64: DeliveryPriority]
 
     /// Creates an append.
-    public init(entries: [SealedEntry], metadata: [String: String] = [:]) {
+    public init(
+        entries: [SealedEntry],
+        metadata: [String: String] = [:],
+        priorities: [UInt64: DeliveryPriority] = [:]
+    ) {
         self.entries = entries
         self.metadata = metadata
+        self.priorities = priorities
+    }
+
+    /// The delivery rows of the appended entries.
+    public var deliveryItems: [DeliveryItem] {
+        entries.map { entry in
+            DeliveryItem(
+                seq: entry.header.seq,
+                priority: priorities[entry.header.seq] ?? .of(kind: entry.header.kind),
+                enqueuedAt: entry.header.time.millisecondsSinceEpoch,
+                hash: entry.entryHash
+            )
+        }
     }
 }
 
@@ -63,6 +83,23 @@ public protocol LogStorage: Sendable {
 
     /// Number of entries and their total serialized size.
     func size() throws -> (count: Int, bytes: Int)
+
+    /// Runs `body` in one exclusive write transaction with the delivery table loaded; commits the table as the
+    /// body leaves it together with the entries and metadata it returns (which join the table as pending).
+    func withDelivery<Result: Sendable>(
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+    ) async throws -> Result
+
+    /// The delivery table (a read, not a transaction).
+    func deliveryTable() throws -> DeliveryTable
+
+    /// Deletes the entries with `seq <= through` except `keep` (retention), in the same transaction as the
+    /// append `body` returns (the pruning record).
+    func prune(
+        through: UInt64,
+        keep: Set<UInt64>,
+        _ body: @Sendable (LogSnapshot) throws -> LogAppend
+    ) async throws -> Int
 }
 
 extension LogStorage {

@@ -7,6 +7,25 @@ public final class MemoryLogStorage: LogStorage {
         var entries: [StoredEntry] = []
         var heads: [ChainHead] = []
         var metadata: [String: String] = [:]
+        var delivery = DeliveryTable()
+
+        var snapshot: LogSnapshot { LogSnapshot(head: heads.last, metadata: metadata) }
+
+        mutating func apply(_ append: LogAppend) throws {
+            var expected = heads.last.map { $0.seq + 1 } ?? 0
+            for entry in append.entries {
+                guard entry.header.seq == expected else {
+                    throw LogStoreError(.corruptState, "entry \(entry.header.seq) does not continue the head")
+                }
+                expected += 1
+            }
+            for entry in append.entries {
+                entries.append(StoredEntry(seq: entry.header.seq, bytes: entry.serialized))
+                heads.append(ChainHead(logId: entry.header.logId, seq: entry.header.seq, hash: entry.entryHash))
+            }
+            metadata.merge(append.metadata) { _, new in new }
+            for item in append.deliveryItems { delivery.items[item.seq] = item }
+        }
     }
 
     private let state = Mutex(State())
@@ -17,26 +36,44 @@ public final class MemoryLogStorage: LogStorage {
     public func append<Result: Sendable>(
         _ body: @Sendable (LogSnapshot) throws -> (LogAppend, Result)
     ) async throws -> Result {
+        try await withDelivery { snapshot, _ in try body(snapshot) }
+    }
+
+    public func withDelivery<Result: Sendable>(
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+    ) async throws -> Result {
         try state.withLock { state in
-            let (append, result) = try body(LogSnapshot(head: state.heads.last, metadata: state.metadata))
-            var expected = state.heads.last.map { $0.seq + 1 } ?? 0
-            for entry in append.entries {
-                guard entry.header.seq == expected else {
-                    throw LogStoreError(.corruptState, "entry \(entry.header.seq) does not continue the head")
-                }
-                expected += 1
-            }
-            for entry in append.entries {
-                state.entries.append(StoredEntry(seq: entry.header.seq, bytes: entry.serialized))
-                state.heads.append(ChainHead(logId: entry.header.logId, seq: entry.header.seq, hash: entry.entryHash))
-            }
-            state.metadata.merge(append.metadata) { _, new in new }
+            var copy = state
+            let (append, result) = try body(copy.snapshot, &copy.delivery)
+            try copy.apply(append)
+            state = copy
             return result
         }
     }
 
+    public func deliveryTable() throws -> DeliveryTable {
+        state.withLock { $0.delivery }
+    }
+
+    public func prune(
+        through: UInt64,
+        keep: Set<UInt64>,
+        _ body: @Sendable (LogSnapshot) throws -> LogAppend
+    ) async throws -> Int {
+        try state.withLock { state in
+            var copy = state
+            let append = try body(copy.snapshot)
+            let before = copy.entries.count
+            copy.entries.removeAll { $0.seq <= through && !keep.contains($0.seq) }
+            let removed = before - copy.entries.count
+            try copy.apply(append)
+            state = copy
+            return removed
+        }
+    }
+
     public func snapshot() throws -> LogSnapshot {
-        state.withLock { LogSnapshot(head: $0.heads.last, metadata: $0.metadata) }
+        state.withLock { $0.snapshot }
     }
 
     public func entries(from: UInt64, through: UInt64, limit: Int) throws -> [StoredEntry] {

@@ -38,7 +38,8 @@ public final class SQLiteLogStorage: LogStorage {
         }
     }
 
-    static let schemaVersion = 1
+    /// 1: entries and metadata; 2: adds the delivery table (entries of a version-1 log all join it as pending).
+    static let schemaVersion = 2
 
     private static func migrate(_ db: Database) throws {
         try db.execute(
@@ -54,21 +55,29 @@ public final class SQLiteLogStorage: LogStorage {
                 """
         )
         let version = try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = 'schemaVersion'")
-        if let version, version != String(schemaVersion) {
+        if let version, version != "1", version != String(schemaVersion) {
             throw LogStoreError(
                 .corruptState,
                 "the log database has schema version \(version), expected \(schemaVersion)"
             )
         }
-        if version == nil {
+        if version == "1" {
+            try migrateDelivery(db, enqueueExisting: true)
+        } else if version == nil {
+            try migrateDelivery(db, enqueueExisting: false)
+        }
+        if version != String(schemaVersion) {
             try db.execute(
-                sql: "INSERT INTO metadata (key, value) VALUES ('schemaVersion', ?)",
+                sql: """
+                    INSERT INTO metadata (key, value) VALUES ('schemaVersion', ?)
+                    ON CONFLICT(key) DO UPDATE SET value = excluded.value
+                    """,
                 arguments: [String(schemaVersion)]
             )
         }
     }
 
-    private static func readSnapshot(_ db: Database) throws -> LogSnapshot {
+    static func readSnapshot(_ db: Database) throws -> LogSnapshot {
         var metadata: [String: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM metadata") {
             metadata[row["key"]] = row["value"]
@@ -89,11 +98,18 @@ public final class SQLiteLogStorage: LogStorage {
     public func append<Result: Sendable>(
         _ body: @Sendable (LogSnapshot) throws -> (LogAppend, Result)
     ) async throws -> Result {
+        try await transaction { _, snapshot in try body(snapshot) }
+    }
+
+    /// One `BEGIN IMMEDIATE` transaction: `body` sees the database and the head, and returns what to append.
+    func transaction<Result: Sendable>(
+        _ body: @Sendable (Database, LogSnapshot) throws -> (LogAppend, Result)
+    ) async throws -> Result {
         try await pool.writeWithoutTransaction { db in
             var result: Result?
             try db.inTransaction(.immediate) {
                 let snapshot = try Self.readSnapshot(db)
-                let (append, value) = try body(snapshot)
+                let (append, value) = try body(db, snapshot)
                 var expected = snapshot.head.map { $0.seq + 1 } ?? 0
                 let insert = try db.makeStatement(
                     sql: "INSERT INTO entries (seq, kind, time, hash, bytes) VALUES (?, ?, ?, ?, ?)"
@@ -111,6 +127,7 @@ public final class SQLiteLogStorage: LogStorage {
                         entry.header.time.millisecondsSinceEpoch, Data(entry.entryHash), Data(entry.serialized),
                     ])
                 }
+                try Self.enqueue(db, append)
                 for (key, value) in append.metadata {
                     try db.execute(
                         sql:

@@ -1,0 +1,89 @@
+public import AuditChain
+
+/// The limits as pure functions over the delivery table: which entries leave delivery, and the accounted-removal
+/// records that say so (docs/DELIVERY.md).
+public enum DeliveryLimits {
+    /// Applies expiry, the pending limit (FIFO with priorities) and the DLQ limit at effective time `now`.
+    /// Entries that leave are marked ``DeliveryState/removed`` with their reason; nothing is deleted here.
+    /// - Returns: how many entries left, by reason.
+    @discardableResult
+    public static func enforce(_ table: inout DeliveryTable, now: Int64, policy: DeliveryPolicy) -> [String: Int] {
+        var left: [String: Int] = [:]
+        func remove(_ seq: UInt64, _ reason: String) {
+            table.items[seq]?.state = .removed
+            table.items[seq]?.reason = reason
+            table.items[seq]?.changedAt = now
+            left[reason, default: 0] += 1
+        }
+        // Expiry: genesis and rotations stay (the collector needs them to verify what follows).
+        let maxAge = policy.maxAge.milliseconds
+        for item in table.items.values
+        where item.state == .pending && item.priority < .pinned && now - item.enqueuedAt > maxAge {
+            remove(item.seq, "expired")
+        }
+        // FIFO: routine before critical, oldest first; system records and pinned ones are never evicted.
+        let pending = table.items(in: .pending)
+        let excess = pending.count - policy.maxEvents
+        if excess > 0 {
+            let victims =
+                pending
+                .filter { $0.priority < .system }
+                .sorted { ($0.priority, $0.seq) < ($1.priority, $1.seq) }
+                .prefix(excess)
+            for victim in victims { remove(victim.seq, "fifo") }
+        }
+        // DLQ overflow: the longest-waiting leave first.
+        let dead = table.items(in: .dlq)
+        if dead.count > policy.maxDeadLetters {
+            for item in dead.sorted(by: { ($0.changedAt, $0.seq) < ($1.changedAt, $1.seq) })
+                .prefix(dead.count - policy.maxDeadLetters)
+            {
+                remove(item.seq, "dlqOverflow")
+            }
+        }
+        return left
+    }
+
+    /// The accounted-removal records owed for the removed entries, one per run, and deletes their rows.
+    ///
+    /// A run is a maximal sequence of removed rows with no pending or DLQ row between them (delivered entries
+    /// have no row), so a collector that holds everything before the run can jump over it: the record's
+    /// `lastRemovedHash` is the hash the entry after the run links to.
+    public static func takeRemovalRecords(_ table: inout DeliveryTable) -> [SystemRecord.Removal] {
+        var records: [SystemRecord.Removal] = []
+        var run: [DeliveryItem] = []
+        func close() {
+            guard let first = run.first, let last = run.last else { return }
+            var reasons: [String: Int] = [:]
+            var details: [String] = []
+            for item in run {
+                reasons[item.reason, default: 0] += 1
+                if !item.detail.isEmpty, !details.contains(item.detail) { details.append(item.detail) }
+            }
+            let reason = reasons.keys.sorted().joined(separator: "+")
+            var detail = details.joined(separator: "; ")
+            if reasons.count > 1 {
+                let counts = reasons.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+                detail = detail.isEmpty ? counts : counts + "; " + detail
+            }
+            if detail.utf8.count > 1000 { detail = String(detail.prefix(1000)) }
+            records.append(
+                SystemRecord.Removal(
+                    reason: reason,
+                    firstSeq: first.seq,
+                    lastSeq: last.seq,
+                    count: UInt64(run.count),
+                    lastRemovedHash: last.hash,
+                    detail: detail
+                )
+            )
+            for item in run { table.items[item.seq] = nil }
+            run.removeAll()
+        }
+        for item in table.items.values.sorted(by: { $0.seq < $1.seq }) {
+            if item.state == .removed { run.append(item) } else { close() }
+        }
+        close()
+        return records
+    }
+}

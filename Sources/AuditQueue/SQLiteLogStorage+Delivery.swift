@@ -1,0 +1,129 @@
+import AuditChain
+import Foundation
+import GRDB
+
+/// The delivery table beside the entries, written in the same transactions as the log.
+extension SQLiteLogStorage {
+    static func migrateDelivery(_ db: Database, enqueueExisting: Bool) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS delivery (
+                    seq INTEGER PRIMARY KEY,
+                    priority INTEGER NOT NULL,
+                    enqueued_at INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    state INTEGER NOT NULL DEFAULT 0,
+                    reason TEXT NOT NULL DEFAULT '',
+                    detail TEXT NOT NULL DEFAULT '',
+                    hash BLOB NOT NULL,
+                    changed_at INTEGER NOT NULL
+                )
+                """
+        )
+        guard enqueueExisting else { return }
+        // A log written before the delivery table existed: nothing of it was delivered, so all of it is pending.
+        // Event payloads are encrypted, so their catalogue priority is unknown here: they count as critical.
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO delivery (seq, priority, enqueued_at, hash, changed_at)
+                SELECT seq, CASE kind WHEN 0 THEN 1 WHEN 1 THEN 3 WHEN 2 THEN 3 ELSE 2 END, time, hash, time
+                FROM entries
+                """
+        )
+    }
+
+    /// Inserts the delivery rows of appended entries.
+    static func enqueue(_ db: Database, _ append: LogAppend) throws {
+        guard !append.entries.isEmpty else { return }
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO delivery (seq, priority, enqueued_at, attempts, state, reason, detail, hash, changed_at)
+                VALUES (?, ?, ?, 0, 0, '', '', ?, ?)
+                """
+        )
+        for item in append.deliveryItems {
+            try statement.execute(arguments: [
+                Int64(item.seq), item.priority.rawValue, item.enqueuedAt, Data(item.hash), item.changedAt,
+            ])
+        }
+    }
+
+    static func readDelivery(_ db: Database) throws -> DeliveryTable {
+        var table = DeliveryTable()
+        let rows = try Row.fetchCursor(
+            db,
+            sql: "SELECT seq, priority, enqueued_at, attempts, state, reason, detail, hash, changed_at FROM delivery"
+        )
+        while let row = try rows.next() {
+            let seq: Int64 = row[0]
+            let hash: Data = row[7]
+            table.items[UInt64(seq)] = DeliveryItem(
+                seq: UInt64(seq),
+                priority: DeliveryPriority(rawValue: row[1]) ?? .critical,
+                enqueuedAt: row[2],
+                attempts: row[3],
+                state: DeliveryState(rawValue: row[4]) ?? .pending,
+                reason: row[5],
+                detail: row[6],
+                hash: Array(hash),
+                changedAt: row[8]
+            )
+        }
+        return table
+    }
+
+    /// Writes the rows that differ between `old` and `new`.
+    static func writeDelivery(_ db: Database, from old: DeliveryTable, to new: DeliveryTable) throws {
+        let delete = try db.cachedStatement(sql: "DELETE FROM delivery WHERE seq = ?")
+        for seq in old.items.keys where new.items[seq] == nil {
+            try delete.execute(arguments: [Int64(seq)])
+        }
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT INTO delivery (seq, priority, enqueued_at, attempts, state, reason, detail, hash, changed_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(seq) DO UPDATE SET priority = excluded.priority, enqueued_at = excluded.enqueued_at,
+                    attempts = excluded.attempts, state = excluded.state, reason = excluded.reason,
+                    detail = excluded.detail, hash = excluded.hash, changed_at = excluded.changed_at
+                """
+        )
+        for (seq, item) in new.items where old.items[seq] != item {
+            try upsert.execute(arguments: [
+                Int64(seq), item.priority.rawValue, item.enqueuedAt, item.attempts, item.state.rawValue, item.reason,
+                item.detail, Data(item.hash), item.changedAt,
+            ])
+        }
+    }
+
+    public func withDelivery<Result: Sendable>(
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+    ) async throws -> Result {
+        try await transaction { db, snapshot in
+            let old = try Self.readDelivery(db)
+            var table = old
+            let (append, result) = try body(snapshot, &table)
+            try Self.writeDelivery(db, from: old, to: table)
+            return (append, result)
+        }
+    }
+
+    public func deliveryTable() throws -> DeliveryTable {
+        try pool.read { try Self.readDelivery($0) }
+    }
+
+    public func prune(
+        through: UInt64,
+        keep: Set<UInt64>,
+        _ body: @Sendable (LogSnapshot) throws -> LogAppend
+    ) async throws -> Int {
+        try await transaction { db, snapshot in
+            let append = try body(snapshot)
+            let keepList = keep.map { String($0) }.joined(separator: ",")
+            try db.execute(
+                sql: "DELETE FROM entries WHERE seq <= ? AND seq NOT IN (\(keepList.isEmpty ? "-1" : keepList))",
+                arguments: [Int64(clamping: through)]
+            )
+            return (append, db.changesCount)
+        }
+    }
+}
