@@ -60,7 +60,7 @@ public final class AuditLog: Sendable {
     public let keys: KeyStore
     /// The settings.
     public let configuration: Configuration
-    private let committer = GroupCommit<[AuditEvent], [AppendReceipt]>()
+    private let committer = GroupCommit<[ValidatedEvent], [AppendReceipt]>()
     private let keyCache = Mutex<[KeyID: CachedKey]>([:])
 
     private enum CachedKey: Sendable {
@@ -123,14 +123,17 @@ public final class AuditLog: Sendable {
     /// - Parameter events: events to append together (all or nothing).
     /// - Throws: ``AuditEventError`` for an invalid event (nothing is written), ``LogStoreError`` on failure.
     public func append(_ events: [AuditEvent]) async throws -> [AppendReceipt] {
-        for event in events { try configuration.catalogue.validate(event) }
-        guard !events.isEmpty else { return [] }
-        return try await committer.submit(events) { batches in
+        // Validation encodes each canonical payload once; sealing reuses it.
+        var validated: [ValidatedEvent] = []
+        validated.reserveCapacity(events.count)
+        for event in events { validated.append(try configuration.catalogue.validated(event)) }
+        guard !validated.isEmpty else { return [] }
+        return try await committer.submit(validated) { batches in
             try await self.commit(batches)
         }
     }
 
-    private func commit(_ batches: [[AuditEvent]]) async throws -> [[AppendReceipt]] {
+    private func commit(_ batches: [[ValidatedEvent]]) async throws -> [[AppendReceipt]] {
         let configuration = configuration
         let nonces = batches.map { $0.map { _ in configuration.randomBytes(FormatConstants.nonceSize) } }
         return try await storage.append { snapshot in
@@ -145,7 +148,7 @@ public final class AuditLog: Sendable {
                 )
                 for (event, entry) in zip(batch, sealed) {
                     writer.priorities[entry.header.seq] = DeliveryPriority(
-                        configuration.catalogue.priority(of: event.type)
+                        configuration.catalogue.priority(of: event.event.type)
                     )
                 }
                 writer.entries.append(contentsOf: sealed)

@@ -21,13 +21,14 @@ public enum DeliveryLimits {
         where item.state == .pending && item.priority < .pinned && now - item.enqueuedAt > maxAge {
             remove(item.seq, "expired")
         }
-        // FIFO: routine before critical, oldest first; system records and pinned ones are never evicted.
-        let pending = table.items(in: .pending)
-        let excess = pending.count - policy.maxEvents
+        // FIFO over events: routine before critical, oldest first. System records (the removal records among
+        // them) neither count nor leave: they are few (at most one per run per attempt) and the collector needs
+        // them to bridge the gaps.
+        let events = table.items(in: .pending).filter { $0.priority < .system }
+        let excess = events.count - policy.maxEvents
         if excess > 0 {
             let victims =
-                pending
-                .filter { $0.priority < .system }
+                events
                 .sorted { ($0.priority, $0.seq) < ($1.priority, $1.seq) }
                 .prefix(excess)
             for victim in victims { remove(victim.seq, "fifo") }

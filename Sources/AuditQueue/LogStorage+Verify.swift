@@ -1,7 +1,13 @@
 public import AuditChain
+import Dispatch
+import Foundation
+import Synchronization
 
 extension LogStorage {
     /// Streams every stored entry through a ``ChainVerifier``, in pages (bounded memory).
+    ///
+    /// A reader thread fetches the next pages while the verifier checks the current one, so the storage read
+    /// overlaps the crypto; at most ``PagePrefetcher/depth`` pages wait at any time.
     /// - Parameters:
     ///   - options: trust anchors and mode.
     ///   - progress: called every `progressInterval` entries with the count so far.
@@ -11,11 +17,87 @@ extension LogStorage {
         progress: (Int) -> Void = { _ in }
     ) throws -> VerificationReport {
         var verifier = ChainVerifier(options: options)
-        try forEachEntry(pageSize: 4096) { entry in
-            verifier.consume(entry.bytes, storageSeq: entry.seq)
-            if verifier.entriesConsumed % progressInterval == 0 { progress(verifier.entriesConsumed) }
-            return true
+        try PagePrefetcher.forEachPage(of: self, pageSize: 2048) { page in
+            for entry in page {
+                verifier.consume(entry.bytes, storageSeq: entry.seq)
+                if verifier.entriesConsumed % progressInterval == 0 { progress(verifier.entriesConsumed) }
+            }
         }
         return verifier.finish()
+    }
+}
+
+/// Reads a storage's pages on a background thread, a bounded number ahead of the consumer.
+enum PagePrefetcher {
+    /// Pages read ahead at most.
+    static let depth = 2
+
+    private enum Item: Sendable {
+        case page([StoredEntry])
+        case failed(any Error)
+        case end
+    }
+
+    /// Calls `visit` with every page of entries in sequence order; the next pages are read meanwhile.
+    static func forEachPage(
+        of storage: some LogStorage,
+        pageSize: Int,
+        _ visit: ([StoredEntry]) throws -> Void
+    ) throws {
+        let queue = Mutex<[Item]>([])
+        let stopped = Atomic<Bool>(false)
+        let free = DispatchSemaphore(value: depth)
+        let ready = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        // A thread of its own: a blocked worker of Dispatch's pool would take a core from the parallel checks.
+        let reader = Thread {
+            defer { finished.signal() }
+            var next: UInt64 = 0
+            while true {
+                free.wait()
+                if stopped.load(ordering: .acquiring) { return }
+                let item: Item
+                do {
+                    let page = try storage.entries(from: next, through: .max, limit: pageSize)
+                    if let last = page.last, page.count == pageSize, last.seq < .max {
+                        next = last.seq + 1
+                        item = .page(page)
+                    } else {
+                        item = page.isEmpty ? .end : .page(page)
+                    }
+                } catch {
+                    item = .failed(error)
+                }
+                let isLast: Bool
+                if case .page(let page) = item, page.count == pageSize { isLast = false } else { isLast = true }
+                queue.withLock { $0.append(item) }
+                ready.signal()
+                if isLast {
+                    if case .page = item {
+                        queue.withLock { $0.append(.end) }
+                        ready.signal()
+                    }
+                    return
+                }
+            }
+        }
+        reader.name = "audit-verify-reader"
+        reader.start()
+        defer {
+            // Stop the reader (it may wait for a free slot) and wait until it no longer touches the storage.
+            stopped.store(true, ordering: .releasing)
+            free.signal()
+            finished.wait()
+        }
+        while true {
+            ready.wait()
+            let item = queue.withLock { $0.removeFirst() }
+            free.signal()
+            switch item {
+            case .page(let page): try visit(page)
+            case .failed(let error): throw error
+            case .end: return
+            }
+        }
     }
 }

@@ -150,15 +150,20 @@ public final class SQLiteLogStorage: LogStorage {
         let low = Int64(clamping: from)
         let high = Int64(clamping: through)
         return try pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: "SELECT seq, bytes FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq LIMIT ?",
-                arguments: [low, high, limit]
-            ).map { row in
-                let seq: Int64 = row["seq"]
-                let bytes: Data = row["bytes"]
-                return StoredEntry(seq: UInt64(seq), bytes: Array(bytes))
+            // A cached statement and a cursor: each row's bytes are copied once, straight from SQLite's buffer.
+            let statement = try db.cachedStatement(
+                sql: "SELECT seq, bytes FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq LIMIT ?"
+            )
+            statement.setUncheckedArguments([low, high, limit])
+            var page: [StoredEntry] = []
+            page.reserveCapacity(max(0, min(limit, 4096)))
+            let rows = try Row.fetchCursor(statement)
+            while let row = try rows.next() {
+                let seq: Int64 = row[0]
+                let bytes = try row.withUnsafeData(atIndex: 1) { data in data.map { Array($0) } ?? [] }
+                page.append(StoredEntry(seq: UInt64(seq), bytes: bytes))
             }
+            return page
         }
     }
 

@@ -20,12 +20,12 @@ public enum SyncWire {
         "\(Hex.encode(logId))-\(seq)"
     }
 
-    /// The idempotency key of a batch: hex SHA-256 over the log id and the entry hashes of the batch, in order.
-    /// The same entries always give the same key, so a retried batch is recognisable as such.
-    public static func batchKey(logId: [UInt8], entryHashes: [[UInt8]]) -> String {
+    /// The idempotency key of a batch: hex SHA-256 over the log id and the serialized entries of the batch, in
+    /// order. The same entries always give the same key, so a retried batch is recognisable as such.
+    public static func batchKey(logId: [UInt8], entries: [[UInt8]]) -> String {
         var hasher = SHA256()
         hasher.update(data: logId)
-        for hash in entryHashes { hasher.update(data: hash) }
+        for bytes in entries { hasher.update(data: bytes) }
         return Hex.encode(Array(hasher.finalize()))
     }
 
@@ -55,7 +55,7 @@ public struct SyncEntry: Sendable, Hashable {
 public struct SyncBatch: Sendable, Hashable {
     /// The log the entries belong to (16 bytes).
     public var logId: [UInt8]
-    /// The batch idempotency key (``SyncWire/batchKey(logId:entryHashes:)``).
+    /// The batch idempotency key (``SyncWire/batchKey(logId:entries:)``).
     public var batchId: String
     /// The entries.
     public var entries: [SyncEntry]
@@ -312,7 +312,8 @@ public struct SyncResponse: Sendable, Hashable {
         var results: [SyncEntryResult] = []
         for (index, item) in items.enumerated() {
             guard let fields = item.objectValue, let seq = fields["seq"]?.integerValue, seq >= 0,
-                let statusText = fields["status"]?.stringValue, let status = SyncEntryResult.Status(rawValue: statusText),
+                let statusText = fields["status"]?.stringValue,
+                let status = SyncEntryResult.Status(rawValue: statusText),
                 let code = fields["code"]?.integerValue
             else { throw .init("response: results[\(index)] needs seq, status and code") }
             results.append(

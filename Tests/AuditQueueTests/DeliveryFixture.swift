@@ -1,0 +1,144 @@
+import AuditChain
+@testable import AuditQueue
+import Foundation
+import Synchronization
+
+/// Manual clocks: monotonic and wall advance only when a test says so.
+final class ManualClocks: Sendable {
+    private let state = Mutex((monotonic: Duration.zero, wall: Int64(1_795_000_000_000), random: 0.5))
+
+    var clocks: SyncEngine.Clocks {
+        SyncEngine.Clocks(
+            monotonic: { self.state.withLock { $0.monotonic } },
+            wall: { self.state.withLock { $0.wall } },
+            random: { self.state.withLock { $0.random } }
+        )
+    }
+
+    var wall: Int64 { state.withLock { $0.wall } }
+    var monotonic: Duration { state.withLock { $0.monotonic } }
+
+    /// Both clocks move together.
+    func advance(_ duration: Duration) {
+        state.withLock { state in
+            state.monotonic += duration
+            state.wall += duration.milliseconds
+        }
+    }
+
+    /// Only the wall clock moves (a clock jump).
+    func jumpWall(_ milliseconds: Int64) { state.withLock { $0.wall += milliseconds } }
+}
+
+/// A transport whose answers the test scripts; by default it acts as a collector that accepts everything.
+final class ScriptedTransport: SyncTransport {
+    enum Answer: Sendable {
+        case acceptAll
+        case failure(String)
+        case status(Int, retryAfter: String?)
+        case perEntry(@Sendable (UInt64) -> SyncEntryResult?)
+        case tooLargeAbove(Int)
+    }
+
+    private let state = Mutex((answer: Answer.acceptAll, batches: [SyncBatch](), delivered: [UInt64: [UInt8]]()))
+
+    func set(_ answer: Answer) { state.withLock { $0.answer = answer } }
+    var batches: [SyncBatch] { state.withLock { $0.batches } }
+    /// What the "collector" holds, by seq.
+    var delivered: [UInt64: [UInt8]] { state.withLock { $0.delivered } }
+
+    func send(_ batch: SyncBatch) async -> TransportOutcome {
+        state.withLock { state in
+            state.batches.append(batch)
+            var results: [SyncEntryResult] = []
+            switch state.answer {
+            case .failure(let reason):
+                return .failure(reason)
+            case .status(let code, let retryAfter):
+                return .response(status: code, retryAfter: retryAfter, body: Array(#"{"error":"scripted"}"#.utf8))
+            case .tooLargeAbove(let limit) where batch.entries.count > limit:
+                return .response(status: 413, retryAfter: nil, body: [])
+            case .perEntry(let decide):
+                for entry in batch.entries {
+                    let result = decide(entry.seq) ?? SyncEntryResult(seq: entry.seq, status: .accepted)
+                    if result.status != .rejected { state.delivered[entry.seq] = entry.bytes }
+                    results.append(result)
+                }
+            case .acceptAll, .tooLargeAbove:
+                for entry in batch.entries {
+                    let duplicate = state.delivered[entry.seq] != nil
+                    state.delivered[entry.seq] = entry.bytes
+                    results.append(SyncEntryResult(seq: entry.seq, status: duplicate ? .duplicate : .accepted))
+                }
+            }
+            let body = SyncResponse(results: results, receipt: nil).json.canonicalBytes
+            return .response(status: 200, retryAfter: nil, body: body)
+        }
+    }
+}
+
+/// A log on memory storage with an engine over a scripted transport and manual clocks.
+struct DeliveryFixture {
+    let directory: TemporaryDirectory
+    let log: AuditLog
+    let transport = ScriptedTransport()
+    let clocks = ManualClocks()
+    let engine: SyncEngine
+
+    init(policy: DeliveryPolicy = .init()) async throws {
+        directory = try TemporaryDirectory()
+        let clocks = clocks
+        var configuration = AuditLog.Configuration()
+        configuration.now = { AuditTimestamp(millisecondsSinceEpoch: clocks.wall) }
+        log = try await AuditLog.create(
+            storage: MemoryLogStorage(),
+            keys: KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil),
+            deviceId: "device",
+            configuration: configuration
+        )
+        engine = try SyncEngine(log: log, transport: transport, policy: policy, clocks: clocks.clocks)
+    }
+
+    /// Appends `count` events of `type` (routine: BIOMETRIC_AUTH_SUCCESS; critical: BIOMETRIC_AUTH_FAILURE).
+    @discardableResult
+    func append(_ count: Int, critical: Bool = false) async throws -> [UInt64] {
+        let events = (0..<count).map { index in
+            critical
+                ? AuditEvent(
+                    type: "BIOMETRIC_AUTH_FAILURE",
+                    occurredAt: AuditTimestamp(millisecondsSinceEpoch: clocks.wall),
+                    userId: "user",
+                    deviceId: "device",
+                    attributes: ["attemptCount": .integer(1), "errorCode": .string("NO_MATCH")],
+                    idempotencyKey: UUID().uuidString
+                )
+                : AuditEvent(
+                    type: "BIOMETRIC_AUTH_SUCCESS",
+                    occurredAt: AuditTimestamp(millisecondsSinceEpoch: clocks.wall),
+                    userId: "user",
+                    deviceId: "device",
+                    attributes: ["unlockDurationMs": .integer(Int64(index))],
+                    idempotencyKey: UUID().uuidString
+                )
+        }
+        return try await log.append(events).map(\.seq)
+    }
+
+    var table: DeliveryTable { get throws { try log.storage.deliveryTable() } }
+    var status: DeliveryStatus { get throws { try DeliveryStatus.read(log.storage) } }
+
+    /// The accounted-removal records in the log, in order.
+    func removalRecords() throws -> [SystemRecord.Removal] {
+        var records: [SystemRecord.Removal] = []
+        try log.storage.forEachEntry { stored in
+            let entry = try SealedEntry(serialized: stored.bytes)
+            if entry.header.kind == .accountedRemoval,
+                case .accountedRemoval(let removal) = try SystemRecord(kind: entry.header.kind, payload: entry.payload)
+            {
+                records.append(removal)
+            }
+            return true
+        }
+        return records
+    }
+}
