@@ -62,6 +62,9 @@ public final class MemoryLogStorage: LogStorage {
     ) async throws -> Int {
         try state.withLock { state in
             var copy = state
+            guard !copy.delivery.items.keys.contains(where: { $0 > 0 && $0 <= through }) else {
+                throw LogStoreError(.corruptState, "retention refused: entries up to \(through) are not all delivered")
+            }
             let append = try body(copy.snapshot)
             let before = copy.entries.count
             copy.entries.removeAll { $0.seq <= through && !keep.contains($0.seq) }

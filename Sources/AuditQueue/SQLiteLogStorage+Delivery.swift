@@ -117,6 +117,14 @@ extension SQLiteLogStorage {
         _ body: @Sendable (LogSnapshot) throws -> LogAppend
     ) async throws -> Int {
         try await transaction { db, snapshot in
+            let undelivered = try Int.fetchOne(
+                db,
+                sql: "SELECT count(*) FROM delivery WHERE seq <= ? AND seq > 0",
+                arguments: [Int64(clamping: through)]
+            )
+            guard undelivered == 0 else {
+                throw LogStoreError(.corruptState, "retention refused: entries up to \(through) are not all delivered")
+            }
             let append = try body(snapshot)
             let keepList = keep.map { String($0) }.joined(separator: ",")
             try db.execute(

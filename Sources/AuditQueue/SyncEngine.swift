@@ -61,6 +61,8 @@ public actor SyncEngine {
         public var health: DeliveryHealth = .healthy
         /// Entries still pending after the cycle.
         public var pending = 0
+        /// Retention pruned the local log up to this sequence number (cumulative), if it ran.
+        public var pruned: UInt64?
     }
 
     /// Something the engine wants logged (never secrets: sequence numbers, counts, reasons).
@@ -191,6 +193,15 @@ public actor SyncEngine {
             report.attempted = true
             let entries = try log.entries(seqs: prepared.selected)
             try await deliver(entries, replayed: prepared.replayed, report: &report)
+        }
+        if let retention = policy.retention, report.delivered > 0 {
+            let cutoff = AuditTimestamp(millisecondsSinceEpoch: effective - retention.milliseconds)
+            if let record = try await log.pruneDelivered(before: cutoff),
+                case .retentionPrune(let removal) = try SystemRecord(kind: record.header.kind, payload: record.payload)
+            {
+                report.pruned = removal.lastSeq
+                emit("info", "retention pruned delivered entries", ["through": String(removal.lastSeq)])
+            }
         }
         report.health = pipeline.health(pending: report.pending, at: clocks.monotonic(), policy: policy)
         if report.health != lastHealth {

@@ -13,7 +13,7 @@ struct AuditCtl: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, EmitCommand.self, LogCommand.self, ShowCommand.self, VerifyCommand.self,
             ExportCommand.self, CheckpointCommand.self, StatsCommand.self, KeysCommand.self,
-            SimulateCommand.self,
+            SimulateCommand.self, QueueCommand.self, DLQCommand.self,
         ]
     )
 }

@@ -1,0 +1,41 @@
+public import AuditChain
+import Synchronization
+
+extension AuditLog {
+    /// Deletes the delivered entries sealed before `cutoff` from the local log: a prefix after the genesis, up to
+    /// the first entry still in delivery (pending, DLQ, or awaiting its removal record). A retention-prune record
+    /// states the cumulative range `1 ... lastSeq` (docs/FORMAT.md), so the newest one accounts for every entry
+    /// retention ever deleted. An undelivered entry never leaves this way.
+    /// - Returns: the prune record, or nil when nothing qualified.
+    @discardableResult
+    public func pruneDelivered(before cutoff: AuditTimestamp) async throws -> SealedEntry? {
+        let table = try storage.deliveryTable()
+        let head = try info().head.seq
+        var last: (seq: UInt64, hash: [UInt8])?
+        try storage.forEachEntry(from: 1) { stored in
+            guard stored.seq < head, table.items[stored.seq] == nil,
+                let entry = try? SealedEntry(serialized: stored.bytes), entry.header.time < cutoff
+            else { return false }
+            last = (stored.seq, entry.entryHash)
+            return true
+        }
+        guard let last else { return nil }
+        let record = SystemRecord.Removal(
+            reason: "retention",
+            firstSeq: 1,
+            lastSeq: last.seq,
+            count: last.seq,
+            lastRemovedHash: last.hash,
+            detail: "delivered entries sealed before \(cutoff.rfc3339)"
+        )
+        let time = configuration.now()
+        let sealed = Mutex<SealedEntry?>(nil)
+        _ = try await storage.prune(through: last.seq, keep: [0]) { snapshot in
+            var writer = try self.writer(for: snapshot)
+            let entry = writer.sealer.seal(.retentionPrune(record), time: time)
+            sealed.withLock { $0 = entry }
+            return LogAppend(entries: [entry], metadata: writer.metadata)
+        }
+        return sealed.withLock { $0 }
+    }
+}

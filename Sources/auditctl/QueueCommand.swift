@@ -1,0 +1,41 @@
+import ArgumentParser
+import AuditChain
+import AuditQueue
+
+/// `auditctl queue status`: where delivery stands.
+struct QueueCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "queue",
+        abstract: "Delivery queue state.",
+        subcommands: [QueueStatusCommand.self]
+    )
+}
+
+/// `auditctl queue status [--json]`.
+struct QueueStatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Pending and DLQ entries, entries dropped by reason, health, last successful sync."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        let log = try global.openLog()
+        let status = try DeliveryStatus.read(log.storage)
+        if output.json {
+            printJSON(status.json)
+            return
+        }
+        print("health: \(status.health)")
+        print("pending: \(status.pending)")
+        print("dlq: \(status.dlq)")
+        if status.awaitingRecord > 0 { print("left delivery, record not yet sealed: \(status.awaitingRecord)") }
+        let dropped = status.dropped.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        print("dropped: \(dropped.isEmpty ? "none" : dropped.joined(separator: " "))")
+        print("last success: \(status.lastSuccess ?? "never")")
+        if let error = status.lastError, !error.isEmpty { print("last error: \(error)") }
+        if let seq = status.receiptSeq { print("collector receipt: head \(seq)") }
+    }
+}

@@ -1,0 +1,87 @@
+import AuditChain
+import AuditQueue
+import Foundation
+import Testing
+
+/// `auditctl queue status` and `auditctl dlq list | replay | purge` against the built binary.
+@Suite("auditctl queue and dlq")
+struct QueueCommandTests {
+    let directory: TemporaryDirectory
+    let state: String
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        state = directory.path + "/state"
+        let initialized = try CLIHarness.auditctl(state, ["init", "--device-id", "phone-1"])
+        #expect(initialized.status == 0, "\(initialized.stderr)")
+        for user in ["alice", "bob", "carol"] {
+            let emitted = try CLIHarness.auditctl(
+                state,
+                ["emit", "--type", "BIOMETRIC_REVOKED_SYSTEM_CHANGE", "--user", user, "--device", "phone-1"]
+            )
+            #expect(emitted.status == 0, "\(emitted.stderr)")
+        }
+    }
+
+    /// Puts seqs 1 and 2 in the DLQ as a rejecting backend would.
+    func deadLetter() async throws {
+        let log = try CLIHarness.openLog(state)
+        try await log.deliveryTransaction { table, _ in
+            for seq: UInt64 in [1, 2] {
+                table.items[seq]?.state = .dlq
+                table.items[seq]?.reason = "rejected"
+                table.items[seq]?.detail = "HTTP 422: bad signature"
+            }
+        }
+    }
+
+    @Test("queue status: pending, dlq, dropped, health, lastSuccess, as text and JSON")
+    func status() async throws {
+        try await deadLetter()
+        let text = try CLIHarness.auditctl(state, ["queue", "status"])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("pending: 2") && text.stdout.contains("dlq: 2"))
+        let json = try CLIHarness.auditctl(state, ["queue", "status", "--json"])
+        let members = try #require(try JSONValue(parsing: Array(json.stdout.utf8)).objectValue)
+        #expect(members["pending"] == .integer(2) && members["dlq"] == .integer(2))
+        #expect(members["dropped"] == .object([:]) && members["health"] == .string("unknown"))
+        #expect(members["lastSuccess"] == .null)
+    }
+
+    @Test("dlq list, replay and purge; purge seals an accounted-removal record and counts as dropped")
+    func dlqLifecycle() async throws {
+        try await deadLetter()
+        let list = try CLIHarness.auditctl(state, ["dlq", "list", "--json"])
+        #expect(list.status == 0, "\(list.stderr)")
+        guard case .array(let items) = try JSONValue(parsing: Array(list.stdout.utf8)) else {
+            Issue.record("dlq list --json is not an array")
+            return
+        }
+        #expect(items.compactMap { $0.objectValue?["seq"] } == [.integer(1), .integer(2)])
+        #expect(list.stdout.contains("bad signature"))
+
+        let replay = try CLIHarness.auditctl(state, ["dlq", "replay", "--seq", "1"])
+        #expect(replay.status == 0 && replay.stdout.contains("moved 1"), "\(replay.stderr)")
+
+        let purge = try CLIHarness.auditctl(state, ["dlq", "purge", "--all", "--reason", "operator: known bad"])
+        #expect(purge.status == 0 && purge.stdout.contains("purged 1"), "\(purge.stderr)")
+        let status = try DeliveryStatus.read(try CLIHarness.openLog(state).storage)
+        #expect(status.dlq == 0 && status.dropped == ["purged": 1])
+        // The record is in the chain, says what left and why, and the log still verifies.
+        let report = try CLIHarness.verify(state)
+        #expect(report.isClean, "\(report.problems)")
+        let record = try #require(report.accounted.first)
+        #expect(record.removal.reason == "purged" && record.removal.firstSeq == 2 && record.removal.count == 1)
+        #expect(record.removal.detail == "operator: known bad")
+    }
+
+    @Test("dlq commands refuse entries that are not in the DLQ, and a missing selection, with exit 2")
+    func dlqErrors() async throws {
+        try await deadLetter()
+        let notThere = try CLIHarness.auditctl(state, ["dlq", "purge", "--seq", "3", "--reason", "x"])
+        #expect(notThere.status == 2 && notThere.stderr.contains("not in the DLQ: seq 3"))
+        #expect(try CLIHarness.auditctl(state, ["dlq", "replay"]).status == 2)
+        #expect(try CLIHarness.auditctl(state, ["dlq", "purge", "--all"]).status == 2)
+        #expect(try DeliveryStatus.read(try CLIHarness.openLog(state).storage).dlq == 2)
+    }
+}
