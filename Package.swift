@@ -76,7 +76,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "bench",
-            dependencies: ["AuditChain", "AuditQueue", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "AuditChain", "AuditQueue", "AuditCollector", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Benchmarks/bench"
         ),
         .executableTarget(
