@@ -1,0 +1,79 @@
+public import AuditChain
+public import AuditQueue
+public import Crypto
+import Dispatch
+
+/// The reference backend's logic: verifies, de-duplicates and stores delivered batches and signs receipts for
+/// the contiguous head (docs/PROTOCOL.md). The HTTP layer is ``CollectorServer``.
+public final class Collector: Sendable {
+    /// Where entries are stored.
+    public let store: CollectorStore
+    /// The key that signs receipts.
+    public let receiptKey: SigningKey
+    /// Keys registered with `--trust`, valid for every log.
+    public let trusted: [KeyID: Curve25519.Signing.PublicKey]
+    private let clock: @Sendable () -> AuditTimestamp
+
+    /// Creates a collector.
+    /// - Parameters:
+    ///   - store: the database.
+    ///   - receiptKey: the collector's Ed25519 key.
+    ///   - trustedKeys: device keys registered in advance; when empty, a log's genesis key is pinned on first
+    ///     sight (trust on first use).
+    ///   - clock: the time written into receipts.
+    public init(
+        store: CollectorStore,
+        receiptKey: SigningKey,
+        trustedKeys: [Curve25519.Signing.PublicKey] = [],
+        clock: @escaping @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
+    ) {
+        self.store = store
+        self.receiptKey = receiptKey
+        self.trusted = Dictionary(trustedKeys.map { (KeyID.signing($0), $0) }, uniquingKeysWith: { first, _ in first })
+        self.clock = clock
+    }
+
+    /// Processes one batch: one result per entry in batch order, and a receipt for the head after the commit.
+    /// - Throws: ``CollectorError`` or a database error when storing fails (nothing of the batch is stored).
+    public func ingest(_ batch: SyncBatch) async throws -> SyncResponse {
+        guard !batch.entries.isEmpty else {
+            return SyncResponse(
+                results: [],
+                receipt: try await store.head(logId: batch.logId).map { receipt(logId: batch.logId, head: $0) }
+            )
+        }
+        let preview = try await store.preview(logId: batch.logId, seqs: batch.entries.map(\.seq))
+        var known = trusted
+        for (id, grant) in preview.keys { known[id] = grant.publicKey }
+        let items = batch.entries
+        let held = preview.held
+        let knownKeys = known
+        let incoming = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: IncomingEntry.prepare(items, knownKeys: knownKeys, held: held))
+            }
+        }
+        let outcome = try await store.ingest(
+            batch: CollectorStore.BatchKey(batch),
+            entries: incoming,
+            trusted: trusted,
+            receivedAt: clock()
+        )
+        return SyncResponse(
+            results: outcome.results,
+            receipt: outcome.head.map { receipt(logId: batch.logId, head: $0) }
+        )
+    }
+
+    /// What the collector holds of a log, with a receipt for its head; nil for a log it knows nothing of.
+    public func status(logId: [UInt8]) async throws -> LogStatus? {
+        guard var status = try await store.status(logId: logId) else { return nil }
+        status.receipt = status.head.map { receipt(logId: logId, head: $0) }
+        return status
+    }
+
+    /// Signs a receipt for `head` of the log, now.
+    public func receipt(logId: [UInt8], head: CollectorHead) -> CollectorReceipt {
+        CollectorReceipt(logId: logId, seq: head.seq, entryHash: head.hash, receivedAt: clock(), key: receiptKey)
+    }
+}

@@ -1,0 +1,69 @@
+public import AuditChain
+public import AuditQueue
+public import Crypto
+import Foundation
+
+/// The collector's settings: where it listens, its database, token, receipt key and trusted device keys.
+public struct CollectorConfiguration: Sendable {
+    /// Address to bind (default loopback).
+    public var host = "127.0.0.1"
+    /// Port to bind; 0 picks a free one.
+    public var port = 8080
+    /// The SQLite database.
+    public var databasePath: String
+    /// Bearer token required on every request; nil for none.
+    public var token: String?
+    /// The receipt key file; nil for `<databasePath>.collector.key`.
+    public var keyPath: String?
+    /// Device signing keys registered in advance (public key files); empty for trust on first use.
+    public var trustFiles: [String] = []
+
+    /// Creates a configuration with defaults for everything but the database.
+    public init(databasePath: String) {
+        self.databasePath = databasePath
+    }
+
+    /// The receipt key path in effect.
+    public var effectiveKeyPath: String { keyPath ?? CollectorKeyFile.defaultPath(database: databasePath) }
+
+    /// Sets `host` and `port` from `HOST:PORT` (`[::1]:PORT` for IPv6).
+    /// - Throws: ``CollectorError`` if the text is not an address with a port.
+    public mutating func setListen(_ text: String) throws(CollectorError) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port)
+        else { throw CollectorError(.invalidConfiguration, "--listen must be HOST:PORT, got \"\(text)\"") }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw CollectorError(.invalidConfiguration, "--listen needs a host: \"\(text)\"") }
+        self.host = host
+        self.port = port
+    }
+
+    /// Reads the trusted device keys from ``trustFiles``.
+    /// - Throws: ``CollectorError`` if a file is unreadable or holds no valid key.
+    public func loadTrustedKeys() throws(CollectorError) -> [Curve25519.Signing.PublicKey] {
+        var keys: [Curve25519.Signing.PublicKey] = []
+        for path in trustFiles {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CollectorError(.invalidConfiguration, "cannot read trust file \(path)")
+            }
+            do {
+                keys += try PublicKeyFile.parse(Array(data))
+            } catch {
+                throw CollectorError(.invalidConfiguration, "trust file \(path): \(error)")
+            }
+        }
+        return keys
+    }
+
+    /// Opens the database and the receipt key (created 0600 if missing) and builds the collector.
+    /// - Throws: ``CollectorError`` for an unsafe or invalid key file, a bad trust file or a database failure.
+    public func makeCollector(
+        clock: @escaping @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
+    ) throws(CollectorError) -> Collector {
+        let key = try CollectorKeyFile.loadOrCreate(path: effectiveKeyPath)
+        let trusted = try loadTrustedKeys()
+        let store = try CollectorStore(path: databasePath)
+        return Collector(store: store, receiptKey: key, trustedKeys: trusted, clock: clock)
+    }
+}

@@ -1,0 +1,133 @@
+import AuditChain
+import AuditQueue
+import Crypto
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The request handlers of ``CollectorServer``: authentication, size limits, decoding and JSON responses.
+struct CollectorRoutes: Sendable {
+    let collector: Collector
+    let token: String?
+    let logger: Logger
+
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post(RouterPath(SyncWire.eventsPath)) { request, _ in await postEvents(request) }
+        router.get("/v1/logs/:logId/head") { request, context in
+            await getHead(request, logHex: context.parameters.get("logId") ?? "")
+        }
+        router.get("/v1/collector/key") { request, _ in getKey(request) }
+    }
+
+    func postEvents(_ request: Request) async -> Response {
+        if let denied = authenticate(request) { return denied }
+        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
+            return Self.error(.unsupportedMediaType, "Content-Type must be application/json")
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > SyncWire.maxRequestBytes {
+            return Self.error(.contentTooLarge, "the body is \(length) bytes, at most \(SyncWire.maxRequestBytes)")
+        }
+        let body: [UInt8]
+        do {
+            body = Array(try await request.body.collect(upTo: SyncWire.maxRequestBytes).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            return Self.error(.contentTooLarge, "the body is larger than \(SyncWire.maxRequestBytes) bytes")
+        } catch {
+            return Self.error(.badRequest, "cannot read the body")
+        }
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: body)
+        } catch {
+            return Self.error(.badRequest, "the body is not valid JSON: \(error)")
+        }
+        if case .array(let items)? = json.objectValue?["entries"], items.count > SyncWire.maxBatchEntries {
+            return Self.error(
+                .contentTooLarge,
+                "member \"entries\" has \(items.count) entries, at most \(SyncWire.maxBatchEntries)"
+            )
+        }
+        let batch: SyncBatch
+        do {
+            batch = try SyncBatch(json: json)
+        } catch {
+            return Self.error(.badRequest, error.description)
+        }
+        if let key = request.headers[Self.idempotencyKey], key != batch.batchId {
+            return Self.error(.badRequest, "the Idempotency-Key header differs from member \"batchId\"")
+        }
+        do {
+            return Self.json(.ok, try await collector.ingest(batch).json)
+        } catch {
+            logger.error("storing a batch failed", metadata: ["error": "\(error)"])
+            var response = Self.error(.serviceUnavailable, "the collector cannot store the batch now; retry later")
+            response.headers[.retryAfter] = "5"
+            return response
+        }
+    }
+
+    func getHead(_ request: Request, logHex: String) async -> Response {
+        if let denied = authenticate(request) { return denied }
+        guard let logId = Hex.decode(logHex), logId.count == FormatConstants.logIdSize else {
+            return Self.error(.badRequest, "the log id must be 32 hex digits")
+        }
+        do {
+            guard let status = try await collector.status(logId: logId) else {
+                return Self.error(.notFound, "the collector holds nothing of log \(Hex.encode(logId))")
+            }
+            return Self.json(.ok, status.json)
+        } catch {
+            logger.error("reading a log's head failed", metadata: ["error": "\(error)"])
+            return Self.error(.internalServerError, "cannot read the head")
+        }
+    }
+
+    func getKey(_ request: Request) -> Response {
+        if let denied = authenticate(request) { return denied }
+        let key = collector.receiptKey
+        return Self.json(
+            .ok,
+            .object([
+                "v": .integer(SyncWire.version),
+                "keyId": .string(key.id.hex),
+                "publicKey": .string(Hex.encode(key.publicKey.rawRepresentation)),
+            ])
+        )
+    }
+
+    /// nil when the request may proceed; a 401 otherwise. The comparison takes the same time for every token.
+    func authenticate(_ request: Request) -> Response? {
+        guard let token else { return nil }
+        let presented = request.headers[.authorization].flatMap { value -> String? in
+            value.hasPrefix("Bearer ") ? String(value.dropFirst(7)) : nil
+        }
+        if let presented, Self.constantTimeEqual(presented, token) { return nil }
+        var response = Self.error(.unauthorized, "a valid bearer token is required")
+        response.headers[.wwwAuthenticate] = "Bearer"
+        return response
+    }
+
+    /// Compares the SHA-256 digests of the two strings without an early exit.
+    static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
+        let left = Array(SHA256.hash(data: Array(lhs.utf8)))
+        let right = Array(SHA256.hash(data: Array(rhs.utf8)))
+        var difference: UInt8 = 0
+        for index in 0..<left.count { difference |= left[index] ^ right[index] }
+        return difference == 0
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.canonicalBytes + [0x0a]))
+        )
+    }
+
+    static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        json(status, .object(["error": .string(message)]))
+    }
+}

@@ -1,0 +1,72 @@
+public import Hummingbird
+public import Logging
+import NIOCore
+
+/// The collector's HTTP server (Hummingbird): `POST /v1/audit/events`, `GET /v1/logs/{logId}/head` and
+/// `GET /v1/collector/key` over a ``Collector``.
+///
+/// Run it with ``run(onRunning:)`` inside a task and cancel the task to stop it (tests, embedding), or with
+/// ``runUntilSignalled(onRunning:)`` for a daemon that stops gracefully on SIGTERM and SIGINT.
+public struct CollectorServer: Sendable {
+    /// The logic behind the routes.
+    public let collector: Collector
+    /// Address to bind.
+    public let host: String
+    /// Port to bind (0: any free port; the bound port is passed to `onRunning`).
+    public let port: Int
+    /// Bearer token every request must carry; nil for none.
+    let token: String?
+    /// Where request failures are logged (never tokens, keys or entry contents).
+    public let logger: Logger
+
+    /// Creates a server.
+    public init(collector: Collector, host: String, port: Int, token: String?, logger: Logger) {
+        self.collector = collector
+        self.host = host
+        self.port = port
+        self.token = token
+        self.logger = logger
+    }
+
+    /// Creates a server from a configuration: opens the database and the receipt key, reads trust files.
+    /// - Throws: ``CollectorError`` as ``CollectorConfiguration/makeCollector(clock:)``.
+    public init(
+        configuration: CollectorConfiguration,
+        logger: Logger = Logger(label: "auditd.collector")
+    ) throws(CollectorError) {
+        self.init(
+            collector: try configuration.makeCollector(),
+            host: configuration.host,
+            port: configuration.port,
+            token: configuration.token,
+            logger: logger
+        )
+    }
+
+    /// The Hummingbird application serving the routes.
+    /// - Parameter onRunning: called with the bound port once the server accepts connections.
+    public func makeApplication(
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let router = Router(context: BasicRequestContext.self)
+        CollectorRoutes(collector: collector, token: token, logger: logger).register(on: router)
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+
+    /// Serves until the calling task is cancelled.
+    /// - Parameter onRunning: called with the bound port once the server accepts connections.
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        try await makeApplication(onRunning: onRunning).run()
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully.
+    /// - Parameter onRunning: called with the bound port once the server accepts connections.
+    public func runUntilSignalled(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        try await makeApplication(onRunning: onRunning).runService()
+    }
+}

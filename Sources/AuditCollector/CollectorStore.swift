@@ -1,0 +1,140 @@
+import AuditChain
+import AuditQueue
+import Crypto
+import Foundation
+import GRDB
+
+/// The collector's SQLite database (WAL, `synchronous = FULL`, through GRDB): the entries it holds per log,
+/// the keys it learned, removal records, forks and chain breaks, contiguous heads, and recent batch results.
+public final class CollectorStore: Sendable {
+    let pool: DatabasePool
+    /// The database file.
+    public let path: String
+
+    /// Opens (creating if needed) the database at `path`.
+    /// - Throws: ``CollectorError`` if SQLite cannot open it or it has another schema.
+    public init(path: String) throws(CollectorError) {
+        self.path = path
+        var config = Configuration()
+        config.busyMode = .timeout(60)
+        config.label = "audit-collector"
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            // GRDB sets synchronous = NORMAL with WAL; a receipted entry must survive power loss.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == 2 else {
+                    throw CollectorError(.storage, "SQLite refused synchronous = FULL")
+                }
+                try db.inTransaction(.immediate) {
+                    try Self.migrate(db)
+                    return .commit
+                }
+            }
+        } catch let error as CollectorError {
+            throw error
+        } catch {
+            throw CollectorError(.storage, "cannot open the collector database \(path): \(error)")
+        }
+    }
+
+    static let schemaVersion = "1"
+    /// How many recent batch results are kept for replay.
+    static let batchMemory = 10_000
+
+    private static func migrate(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS entries (
+                    logId BLOB NOT NULL, seq INTEGER NOT NULL, kind INTEGER NOT NULL,
+                    entryHash BLOB NOT NULL, prevHash BLOB NOT NULL, bytes BLOB NOT NULL, receivedAt INTEGER NOT NULL,
+                    UNIQUE (logId, seq)
+                );
+                CREATE TABLE IF NOT EXISTS keys (
+                    logId BLOB NOT NULL, keyId BLOB NOT NULL, publicKey BLOB NOT NULL,
+                    fromSeq INTEGER NOT NULL, untilSeq INTEGER, PRIMARY KEY (logId, keyId)
+                );
+                CREATE TABLE IF NOT EXISTS removals (
+                    logId BLOB NOT NULL, recordSeq INTEGER NOT NULL, firstSeq INTEGER NOT NULL,
+                    lastSeq INTEGER NOT NULL, count INTEGER NOT NULL, lastRemovedHash BLOB NOT NULL,
+                    PRIMARY KEY (logId, recordSeq)
+                );
+                CREATE TABLE IF NOT EXISTS incidents (
+                    logId BLOB NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, entryHash BLOB NOT NULL,
+                    bytes BLOB NOT NULL, reason TEXT NOT NULL, receivedAt INTEGER NOT NULL,
+                    UNIQUE (logId, seq, kind, entryHash)
+                );
+                CREATE TABLE IF NOT EXISTS heads (logId BLOB PRIMARY KEY, seq INTEGER NOT NULL, hash BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS batches (
+                    batchId TEXT PRIMARY KEY, logId BLOB NOT NULL, digest BLOB NOT NULL, results BLOB NOT NULL,
+                    retryable INTEGER NOT NULL, receivedAt INTEGER NOT NULL
+                );
+                CREATE TABLE IF NOT EXISTS metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                """
+        )
+        let version = try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = 'schemaVersion'")
+        if let version, version != schemaVersion {
+            throw CollectorError(.corruptState, "the collector database has schema version \(version), expected 1")
+        }
+        try db.execute(sql: "INSERT OR IGNORE INTO metadata (key, value) VALUES ('schemaVersion', ?)", arguments: ["1"])
+    }
+
+    /// What a batch needs to know in advance: the log's keys and the held entries at and around its seqs.
+    func preview(logId: [UInt8], seqs: [UInt64]) async throws -> (keys: [KeyID: KeyGrant], held: [UInt64: HeldEntry]) {
+        try await pool.read { db in
+            (try Self.keys(db, logId: logId), try Self.held(db, logId: logId, around: seqs))
+        }
+    }
+
+    /// The outcome of one batch transaction.
+    struct Outcome: Sendable {
+        var results: [SyncEntryResult]
+        var head: CollectorHead?
+        var replayed: Bool
+    }
+
+    /// Decides and stores a batch in one transaction, then advances the head; replays the results of a batch
+    /// already seen with the same id and content unless some of its entries were refused as retryable.
+    func ingest(
+        batch: BatchKey,
+        entries: [IncomingEntry],
+        trusted: [KeyID: Curve25519.Signing.PublicKey],
+        receivedAt: AuditTimestamp
+    ) async throws -> Outcome {
+        try await pool.write { db in
+            if let results = try Self.replay(db, batch) {
+                return Outcome(results: results, head: try Self.head(db, logId: batch.logId), replayed: true)
+            }
+            let plan = IngestDecider.plan(
+                entries,
+                logId: batch.logId,
+                trusted: trusted,
+                keys: try Self.keys(db, logId: batch.logId),
+                held: try Self.held(db, logId: batch.logId, around: entries.map(\.seq))
+            )
+            try Self.apply(plan, db, logId: batch.logId, receivedAt: receivedAt)
+            let head = try Self.advanceHead(db, logId: batch.logId)
+            try Self.remember(db, batch, results: plan.results, receivedAt: receivedAt)
+            return Outcome(results: plan.results, head: head, replayed: false)
+        }
+    }
+
+    /// Identifies a batch for replay: its id, log and a digest of its entries.
+    struct BatchKey: Sendable {
+        var batchId: String
+        var logId: [UInt8]
+        var digest: [UInt8]
+
+        init(_ batch: SyncBatch) {
+            batchId = batch.batchId
+            logId = batch.logId
+            var hasher = SHA256()
+            for entry in batch.entries {
+                withUnsafeBytes(of: entry.seq.bigEndian) { hasher.update(bufferPointer: $0) }
+                withUnsafeBytes(of: UInt64(entry.bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
+                hasher.update(data: entry.bytes)
+            }
+            digest = Array(hasher.finalize())
+        }
+    }
+}

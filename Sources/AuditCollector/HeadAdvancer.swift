@@ -1,0 +1,73 @@
+/// The collector's contiguous head of a log: every entry up to `seq` is held or accounted for by a removal
+/// record, and the entry at `seq` has hash `hash`.
+public struct CollectorHead: Sendable, Hashable {
+    /// Sequence number of the head.
+    public var seq: UInt64
+    /// Entry hash at `seq` (for a head reached through a removal record, its `lastRemovedHash`).
+    public var hash: [UInt8]
+
+    /// Creates a head.
+    public init(seq: UInt64, hash: [UInt8]) {
+        self.seq = seq
+        self.hash = hash
+    }
+}
+
+/// What the head advancement reads from the entries the collector holds for one log.
+public protocol HeldChain {
+    /// The held entry at `seq` (hash and prevHash), if any.
+    mutating func link(at seq: UInt64) throws -> (entryHash: [UInt8], prevHash: [UInt8])?
+    /// Removal records held whose range contains `seq`.
+    mutating func removals(covering seq: UInt64) throws -> [RemovalSpan]
+    /// How many entries with a seq in `range` are held.
+    mutating func heldCount(in range: ClosedRange<UInt64>) throws -> UInt64
+}
+
+/// Advances the contiguous head over held entries and over gaps that held removal records bridge. Pure logic
+/// over a ``HeldChain``.
+///
+/// The head starts at the genesis. From head `(s, h)` it moves to `s + 1` when that entry is held and its
+/// `prevHash` is `h`. When `s + 1` is missing, a removal record whose range `firstSeq ... lastSeq` contains
+/// `s + 1` moves it to `(lastSeq, lastRemovedHash)`, provided the entry at `lastSeq + 1` is held and links to
+/// `lastRemovedHash`, and every entry of the range the record does not count as removed is held. Otherwise
+/// the head stops: the acknowledged head never passes an unbridged gap.
+public enum HeadAdvancer {
+    /// The furthest head reachable from `head` (nil: no genesis held yet).
+    /// - Throws: whatever reading `chain` throws.
+    public static func advance(_ head: CollectorHead?, in chain: inout some HeldChain) throws -> CollectorHead? {
+        var current: CollectorHead
+        if let head {
+            current = head
+        } else {
+            guard let genesis = try chain.link(at: 0) else { return nil }
+            current = CollectorHead(seq: 0, hash: genesis.entryHash)
+        }
+        while current.seq < UInt64.max - 1 {
+            let next = current.seq + 1
+            if let link = try chain.link(at: next) {
+                guard link.prevHash == current.hash else { break }
+                current = CollectorHead(seq: next, hash: link.entryHash)
+                continue
+            }
+            guard let bridge = try bridge(from: next, in: &chain) else { break }
+            current = CollectorHead(seq: bridge.lastSeq, hash: bridge.lastRemovedHash)
+        }
+        return current
+    }
+
+    /// The removal record that bridges the gap starting at `missing`, preferring the one reaching furthest.
+    private static func bridge(from missing: UInt64, in chain: inout some HeldChain) throws -> RemovalSpan? {
+        let candidates = try chain.removals(covering: missing).sorted { $0.lastSeq > $1.lastSeq }
+        for span in candidates where span.lastSeq >= missing && span.lastSeq < UInt64.max {
+            let size = span.lastSeq - span.firstSeq + 1
+            if span.count < size, try chain.heldCount(in: span.firstSeq...span.lastSeq) < size - span.count {
+                continue
+            }
+            guard let after = try chain.link(at: span.lastSeq + 1), after.prevHash == span.lastRemovedHash else {
+                continue
+            }
+            return span
+        }
+        return nil
+    }
+}

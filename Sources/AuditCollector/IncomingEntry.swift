@@ -1,0 +1,122 @@
+import AuditChain
+import AuditQueue
+import Crypto
+import Dispatch
+import Foundation
+import Synchronization
+
+/// One entry of a batch, parsed and hashed, with its signature checked in advance when its key was known.
+struct IncomingEntry: Sendable {
+    /// The sequence number the batch gives.
+    var seq: UInt64
+    /// The bytes as delivered.
+    var bytes: [UInt8]
+    /// The parsed entry; nil when the bytes are malformed.
+    var entry: SealedEntry?
+    /// Why parsing failed.
+    var parseError: String = ""
+    /// The recomputed entry hash (empty when malformed).
+    var entryHash: [UInt8] = []
+    /// Whether the stored payload digest matches nonce and payload.
+    var digestMatches = false
+    /// The signature check against the key of the header's key id, if that key was known in advance.
+    var signatureValid: Bool?
+
+    init(_ item: SyncEntry) {
+        seq = item.seq
+        bytes = item.bytes
+        do {
+            let parsed = try SealedEntry(serialized: item.bytes)
+            entry = parsed
+            entryHash = parsed.entryHash
+            digestMatches = parsed.payloadDigestMatches
+        } catch {
+            parseError = error.message
+        }
+    }
+
+    /// Whether `key` signed the entry (the advance result when there is one: a key id names exactly one key).
+    func isSigned(by key: Curve25519.Signing.PublicKey) -> Bool {
+        if let signatureValid { return signatureValid }
+        guard let entry else { return false }
+        return key.isValidSignature(entry.signature, for: SealedEntry.signedMessage(entryHash: entryHash))
+    }
+
+    /// Parses a batch and checks signatures on all cores.
+    ///
+    /// Keys are those already known plus the keys that genesis and rotation records of the batch announce
+    /// (unverified here: the check only records a fact about the bytes; the decision decides whom to trust).
+    /// Entries that equal a held entry byte for byte are not checked again.
+    static func prepare(
+        _ items: [SyncEntry],
+        knownKeys: [KeyID: Curve25519.Signing.PublicKey],
+        held: [UInt64: HeldEntry]
+    ) -> [IncomingEntry] {
+        var prepared = ConcurrentMap.map(items) { IncomingEntry($0) }
+        var keys = knownKeys
+        for item in prepared {
+            guard let entry = item.entry, entry.header.kind == .genesis || entry.header.kind == .keyRotation,
+                let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload)
+            else { continue }
+            let raw: [UInt8]
+            switch record {
+            case .genesis(let genesis): raw = genesis.signingPublicKey
+            case .keyRotation(let rotation): raw = rotation.newSigningPublicKey
+            default: continue
+            }
+            if let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) { keys[KeyID.signing(key)] = key }
+        }
+        let snapshot = prepared
+        let candidates = keys
+        let checks = ConcurrentMap.map(Array(snapshot.indices)) { index -> Bool? in
+            let item = snapshot[index]
+            guard let entry = item.entry, item.digestMatches, held[item.seq]?.bytes != item.bytes,
+                let key = candidates[entry.header.signingKeyId]
+            else { return nil }
+            return key.isValidSignature(entry.signature, for: SealedEntry.signedMessage(entryHash: item.entryHash))
+        }
+        for index in prepared.indices { prepared[index].signatureValid = checks[index] }
+        return prepared
+    }
+}
+
+/// Maps an array on all cores, preserving order (signature checks are the collector's CPU cost).
+enum ConcurrentMap {
+    static func map<Input: Sendable, Output: Sendable>(
+        _ items: [Input],
+        _ transform: @Sendable (Input) -> Output
+    ) -> [Output] {
+        let workers = min(max(1, ProcessInfo.processInfo.activeProcessorCount), items.count / 32)
+        guard workers > 1 else { return items.map(transform) }
+        let slots = Slots<Output>(count: items.count)
+        let chunk = max(16, items.count / (workers * 8))
+        let next = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let start = next.wrappingAdd(chunk, ordering: .relaxed).oldValue
+                guard start < items.count else { return }
+                for index in start..<min(items.count, start + chunk) { slots.store(transform(items[index]), at: index) }
+            }
+        }
+        return slots.values
+    }
+}
+
+/// Result slots written at disjoint indices by several threads and read after they all finished.
+private final class Slots<Value>: @unchecked Sendable {
+    private let storage: UnsafeMutableBufferPointer<Value?>
+
+    init(count: Int) {
+        storage = .allocate(capacity: count)
+        storage.initialize(repeating: nil)
+    }
+
+    deinit {
+        storage.deinitialize()
+        storage.deallocate()
+    }
+
+    func store(_ value: Value, at index: Int) { storage[index] = value }
+
+    var values: [Value] { storage.map { $0! } }
+}

@@ -1,0 +1,184 @@
+import AuditChain
+import AuditQueue
+import Crypto
+
+/// Decides, entry by entry and in batch order, what the collector does with a batch, given what it holds.
+///
+/// Pure: the caller loads the held neighbours and keys of the log, runs the decider and applies its
+/// ``IngestPlan`` in one transaction. Entries accepted earlier in the same batch count as held, and keys that
+/// a rotation earlier in the batch introduces sign the entries after it.
+struct IngestDecider {
+    /// The batch's log.
+    let logId: [UInt8]
+    /// Keys registered with `--trust` (valid for every log). When there are any, the genesis key of a new log
+    /// must be one of them; otherwise the first genesis seen is pinned (trust on first use).
+    let trusted: [KeyID: Curve25519.Signing.PublicKey]
+    /// Keys learned for this log (genesis, rotations) and retirements.
+    private(set) var keys: [KeyID: KeyGrant]
+    /// Held entries near the batch, by seq.
+    private(set) var held: [UInt64: HeldEntry]
+    /// What to apply.
+    private(set) var plan = IngestPlan()
+
+    init(
+        logId: [UInt8],
+        trusted: [KeyID: Curve25519.Signing.PublicKey],
+        keys: [KeyID: KeyGrant],
+        held: [UInt64: HeldEntry]
+    ) {
+        self.logId = logId
+        self.trusted = trusted
+        self.keys = keys
+        self.held = held
+    }
+
+    /// Decides every entry of a batch and returns the plan.
+    static func plan(
+        _ entries: [IncomingEntry],
+        logId: [UInt8],
+        trusted: [KeyID: Curve25519.Signing.PublicKey],
+        keys: [KeyID: KeyGrant],
+        held: [UInt64: HeldEntry]
+    ) -> IngestPlan {
+        var decider = IngestDecider(logId: logId, trusted: trusted, keys: keys, held: held)
+        for entry in entries { decider.plan.results.append(decider.decide(entry)) }
+        return decider.plan
+    }
+
+    /// Decides one entry, updating the held entries, keys and plan when it is accepted.
+    mutating func decide(_ incoming: IncomingEntry) -> SyncEntryResult {
+        let seq = incoming.seq
+        func reject(_ code: Int, _ reason: String) -> SyncEntryResult {
+            SyncEntryResult(seq: seq, status: .rejected, code: code, reason: reason)
+        }
+        guard let entry = incoming.entry else { return reject(400, "malformed entry: \(incoming.parseError)") }
+        let header = entry.header
+        guard header.logId == logId else {
+            return reject(422, "the entry's header names log \(Hex.encode(header.logId)), not the batch's log")
+        }
+        guard header.seq == seq else { return reject(422, "the entry's header has seq \(header.seq), not \(seq)") }
+        guard incoming.digestMatches else { return reject(422, "the payload does not match its payloadDigest") }
+        if let existing = held[seq], existing.bytes == incoming.bytes {
+            return SyncEntryResult(seq: seq, status: .duplicate)
+        }
+        guard (seq == 0) == (header.kind == .genesis) else {
+            return reject(422, "seq 0 must be a genesis record and a genesis record must be at seq 0")
+        }
+        var record: SystemRecord?
+        if header.kind != .event {
+            do {
+                record = try SystemRecord(kind: header.kind, payload: entry.payload)
+            } catch {
+                return reject(422, "invalid \(header.kind) record: \(error.message)")
+            }
+        }
+        if let problem = Self.contentProblem(record, header: header) { return reject(422, problem) }
+
+        let keyId = header.signingKeyId
+        let grant: KeyGrant
+        if case .genesis(let genesis)? = record {
+            guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: genesis.signingPublicKey),
+                KeyID.signing(key) == keyId
+            else { return reject(422, "the genesis key does not match the header's signingKeyId") }
+            if !trusted.isEmpty, trusted[keyId] == nil {
+                return reject(503, "unknown signing key \(keyId): the genesis key is not among the trusted keys")
+            }
+            grant = KeyGrant(publicKey: key, fromSeq: 0)
+        } else if let known = keys[keyId] ?? trusted[keyId].map({ KeyGrant(publicKey: $0, fromSeq: 0) }) {
+            grant = known
+        } else {
+            return reject(
+                503,
+                "unknown signing key \(keyId); deliver the rotation record first (or the genesis, for a new log)"
+            )
+        }
+        guard incoming.isSigned(by: grant.publicKey) else {
+            return reject(422, "the signature does not verify with key \(keyId)")
+        }
+        guard seq >= grant.fromSeq else {
+            return reject(422, "key \(keyId) signs only from seq \(grant.fromSeq), after its rotation record")
+        }
+        if let until = grant.untilSeq, seq > until {
+            return reject(422, "key \(keyId) was retired by the key rotation at seq \(until)")
+        }
+
+        if let existing = held[seq] {
+            let reason =
+                "fork: the collector holds another entry at seq \(seq) (hash \(Hex.encode(existing.entryHash)))"
+            plan.incidents.append(incident(.fork, incoming, reason))
+            return reject(409, reason)
+        }
+        if seq > 0, let before = held[seq - 1], before.entryHash != header.prevHash {
+            let reason = "chain break: prevHash does not match the entry held at seq \(seq - 1)"
+            plan.incidents.append(incident(.chainBreak, incoming, reason))
+            return reject(409, reason)
+        }
+        if let after = held[seq + 1], after.prevHash != incoming.entryHash {
+            let reason = "chain break: the entry held at seq \(seq + 1) does not link to this entry"
+            plan.incidents.append(incident(.chainBreak, incoming, reason))
+            return reject(409, reason)
+        }
+
+        let accepted = HeldEntry(
+            seq: seq,
+            entryHash: incoming.entryHash,
+            prevHash: header.prevHash,
+            bytes: incoming.bytes,
+            kind: header.kind
+        )
+        held[seq] = accepted
+        plan.accepted.append(accepted)
+        learn(from: record, seq: seq, signer: keyId, grant: grant)
+        return SyncEntryResult(seq: seq, status: .accepted)
+    }
+
+    /// Rules on a system record's content that the collector enforces before storing it.
+    private static func contentProblem(_ record: SystemRecord?, header: EntryHeader) -> String? {
+        switch record {
+        case .genesis(let genesis)?:
+            return genesis.logId == header.logId ? nil : "the genesis names another log id than its header"
+        case .accountedRemoval(let removal)?, .retentionPrune(let removal)?:
+            return removal.lastSeq < header.seq ? nil : "a removal record must account for earlier entries only"
+        case .checkpoint(let checkpoint)?:
+            return checkpoint.headSeq + 1 == header.seq && checkpoint.headHash == header.prevHash
+                ? nil : "a checkpoint record must state seq - 1 and prevHash"
+        case .keyRotation(let rotation)?:
+            return (try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey)) == nil
+                ? "the rotation's new signing key is not an Ed25519 key" : nil
+        case nil:
+            return nil
+        }
+    }
+
+    /// Updates keys and removal spans after a system record is accepted.
+    private mutating func learn(from record: SystemRecord?, seq: UInt64, signer: KeyID, grant: KeyGrant) {
+        switch record {
+        case .genesis?:
+            if keys[signer] == nil { setGrant(grant, for: signer) }
+        case .keyRotation(let rotation)?:
+            guard let next = try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey) else {
+                return
+            }
+            let nextId = KeyID.signing(next)
+            guard nextId != signer else { return }
+            var outgoing = grant
+            outgoing.untilSeq = seq
+            setGrant(outgoing, for: signer)
+            if keys[nextId] == nil { setGrant(KeyGrant(publicKey: next, fromSeq: seq + 1), for: nextId) }
+        case .accountedRemoval(let removal)?, .retentionPrune(let removal)?:
+            plan.removals.append(RemovalSpan(recordSeq: seq, removal: removal))
+        case .checkpoint?, nil:
+            break
+        }
+    }
+
+    private mutating func setGrant(_ grant: KeyGrant, for id: KeyID) {
+        keys[id] = grant
+        plan.keyGrants[id] = grant
+    }
+
+    private func incident(_ kind: CollectorIncident.Kind, _ entry: IncomingEntry, _ reason: String) -> CollectorIncident
+    {
+        CollectorIncident(kind: kind, seq: entry.seq, entryHash: entry.entryHash, bytes: entry.bytes, reason: reason)
+    }
+}

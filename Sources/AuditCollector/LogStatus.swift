@@ -1,0 +1,76 @@
+public import AuditChain
+public import AuditQueue
+
+/// What the collector holds of one log: the answer of `GET /v1/logs/{logId}/head`.
+public struct LogStatus: Sendable, Hashable {
+    /// A range of missing sequence numbers above the head.
+    public struct Gap: Sendable, Hashable {
+        /// First missing seq.
+        public var from: UInt64
+        /// Last missing seq.
+        public var to: UInt64
+        /// Creates a gap.
+        public init(from: UInt64, to: UInt64) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// The log.
+    public var logId: [UInt8]
+    /// The contiguous head (nil while the genesis is not held).
+    public var head: CollectorHead?
+    /// Highest seq held.
+    public var highestSeq: UInt64?
+    /// Number of entries held.
+    public var held: UInt64
+    /// Missing ranges between the head and the highest seq held (at most ``maxListedGaps``).
+    public var gaps: [Gap]
+    /// Seqs at which a fork was refused.
+    public var forks: [UInt64]
+    /// Seqs at which a chain break was refused.
+    public var chainBreaks: [UInt64]
+    /// The signed head (nil while there is no head).
+    public var receipt: CollectorReceipt?
+
+    /// How many gaps the status lists at most.
+    public static let maxListedGaps = 1000
+
+    /// Creates a status.
+    public init(
+        logId: [UInt8],
+        head: CollectorHead?,
+        highestSeq: UInt64?,
+        held: UInt64,
+        gaps: [Gap],
+        forks: [UInt64],
+        chainBreaks: [UInt64],
+        receipt: CollectorReceipt?
+    ) {
+        self.logId = logId
+        self.head = head
+        self.highestSeq = highestSeq
+        self.held = held
+        self.gaps = gaps
+        self.forks = forks
+        self.chainBreaks = chainBreaks
+        self.receipt = receipt
+    }
+
+    /// The JSON body.
+    public var json: JSONValue {
+        func integer(_ value: UInt64?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
+        return .object([
+            "v": .integer(SyncWire.version),
+            "logId": .string(Hex.encode(logId)),
+            "seq": integer(head?.seq),
+            "entryHash": head.map { .string(Hex.encode($0.hash)) } ?? .null,
+            "highestSeq": integer(highestSeq),
+            "held": .integer(Int64(held)),
+            "gaps": .array(gaps.map { .object(["from": .integer(Int64($0.from)), "to": .integer(Int64($0.to))]) }),
+            "forks": .array(forks.map { .integer(Int64($0)) }),
+            "chainBreaks": .array(chainBreaks.map { .integer(Int64($0)) }),
+            "receipt": receipt?.json ?? .null,
+        ])
+    }
+}
