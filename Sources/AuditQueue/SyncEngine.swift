@@ -129,7 +129,10 @@ public actor SyncEngine {
             var report = CycleReport()
             do {
                 report = try await cycle()
+            } catch is CancellationError {
+                break
             } catch {
+                if Task.isCancelled { break }
                 emit("error", "delivery cycle failed", ["error": "\(error)"])
             }
             if Task.isCancelled { break }

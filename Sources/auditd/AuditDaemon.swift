@@ -1,22 +1,45 @@
 import ArgumentParser
 import Foundation
 
-/// The audit agent. Its ingest API, delivery queue, sync loop and collector role are not built yet (issue 4);
-/// until then it says so instead of pretending to run.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `auditd`: the audit agent (`run`, the default) and the reference collector (`collector`).
+///
+/// Exit codes: 0 ok (including a graceful shutdown on SIGTERM/SIGINT), 1 failed while running, 2 could not run
+/// (usage, bad configuration, unsafe key or token file, cannot bind).
 @main
 struct AuditDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "auditd",
-        abstract: "The audit agent: ingest, seal, store and deliver audit events (not built yet)."
+        abstract: "The audit agent: ingest, seal, store and deliver audit events.",
+        discussion: """
+            Without a subcommand, runs the agent (`auditd run`). Exit codes: 0 ok, 1 failed while running,
+            2 could not run (usage, configuration, unsafe key or token file, cannot bind).
+            """,
+        subcommands: [RunCommand.self, CollectorCommand.self],
+        defaultSubcommand: RunCommand.self
     )
 
-    mutating func run() async throws {
-        FileHandle.standardError.write(
-            Data(
-                ("auditd: the agent (ingest API, delivery queue, sync, collector) is not implemented yet; "
-                    + "use auditctl to write, inspect and verify the log\n").utf8
-            )
-        )
-        throw ExitCode(2)
+    /// Parses and runs; usage errors exit 2 like every other failure to start (as `auditctl` does).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let code as ExitCode {
+            Glibc.exit(code.rawValue)
+        } catch {
+            if exitCode(for: error) == .success {
+                print(fullMessage(for: error))
+                Glibc.exit(0)
+            }
+            FileHandle.standardError.write(Data("auditd: \(fullMessage(for: error))\n".utf8))
+            Glibc.exit(2)
+        }
     }
 }

@@ -1,0 +1,52 @@
+import AuditChain
+import AuditQueue
+import Foundation
+import Logging
+
+/// Opening the state directory's log, or creating it as `auditctl init` does.
+extension Agent {
+    /// Opens the log, or creates the state directory (0700), the keys (0600) and the genesis entry when it holds
+    /// none; the creation is logged.
+    /// - Returns: the log and whether it was created.
+    static func openOrCreateLog(
+        _ configuration: AgentConfiguration,
+        logger: Logger
+    ) async throws(AgentError) -> (AuditLog, Bool) {
+        let state = configuration.state
+        var settings = AuditLog.Configuration()
+        if let file = configuration.catalogueFile {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw AgentError(.invalidConfiguration, "cannot read catalogue file \(file)")
+            }
+            do {
+                settings.catalogue = try EventCatalogue.builtIn.adding(json: Array(data))
+            } catch {
+                throw AgentError(.invalidConfiguration, "catalogue file \(file): \(error)")
+            }
+        }
+        do {
+            try state.create()
+            let storage = try SQLiteLogStorage(path: state.databasePath)
+            let keys = KeyStore(state: state)
+            if try storage.snapshot().head != nil {
+                return (try AuditLog(storage: storage, keys: keys, configuration: settings), false)
+            }
+            let device = configuration.deviceId ?? ProcessInfo.processInfo.hostName
+            let log = try await AuditLog.create(storage: storage, keys: keys, deviceId: device, configuration: settings)
+            let info = try log.info()
+            let signingKeyId = try log.activeSigningKey().id
+            logger.notice(
+                "created a new audit log (keys and genesis entry)",
+                metadata: [
+                    "stateDir": "\(state.path)", "logId": "\(Hex.encode(info.logId))", "deviceId": "\(device)",
+                    "signingKeyId": "\(signingKeyId)",
+                ]
+            )
+            return (log, true)
+        } catch let error as LogStoreError {
+            throw AgentError(.stateDirectory, "state directory \(state.path): \(error.message)")
+        } catch {
+            throw AgentError(.stateDirectory, "state directory \(state.path): \(error)")
+        }
+    }
+}

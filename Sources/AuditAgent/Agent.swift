@@ -1,0 +1,223 @@
+public import AuditQueue
+public import Logging
+public import ServiceLifecycle
+import AuditChain
+import Foundation
+import Hummingbird
+import Synchronization
+public import UnixSignals
+
+/// The audit agent: the ingest API (unix socket, optional loopback TCP), the sync loop and the metrics endpoint,
+/// as services of one `ServiceGroup` over the state directory's log.
+///
+/// Create it with ``init(configuration:logger:)`` (which opens the log, or creates it with new keys and a genesis
+/// entry as `auditctl init` does), then ``run(gracefulShutdownSignals:)``. Tests run it in a task on a temporary
+/// state directory with TCP port 0, read the bound ports with ``waitUntilListening(timeout:)`` and stop it with
+/// ``shutdown()`` (graceful, like SIGTERM) or by cancelling the task.
+public final class Agent: Sendable {
+    /// The settings.
+    public let configuration: AgentConfiguration
+    /// The log events are appended to.
+    public let log: AuditLog
+    /// The sync engine; nil when no backend is configured (delivery off).
+    public let engine: SyncEngine?
+    /// Whether this agent created the log (the state directory held none).
+    public let createdLog: Bool
+    /// Where the agent logs (never tokens, keys or payloads).
+    public let logger: Logger
+    private let endpoints = Mutex(AgentEndpoints())
+    private let group = Mutex<(group: ServiceGroup?, stopRequested: Bool)>((nil, false))
+
+    /// Opens (or creates) the log, reads the token and builds the sync engine.
+    /// - Parameters:
+    ///   - configuration: the settings (validated again here).
+    ///   - logger: where the agent and its servers log.
+    /// - Throws: ``AgentError``: invalid settings, an unsafe or unreadable token file, a state directory, log or
+    ///   key that cannot be opened or created, a catalogue file that does not load, or a socket already in use.
+    public init(configuration: AgentConfiguration, logger: Logger) async throws(AgentError) {
+        try configuration.validate()
+        let token = try configuration.readToken()
+        if let socket = configuration.effectiveSocketPath { try SocketFile.checkFree(socket) }
+        self.configuration = configuration
+        self.logger = logger
+        (log, createdLog) = try await Self.openOrCreateLog(configuration, logger: logger)
+        for address in [configuration.listen, configuration.metrics].compactMap({ $0 }) where !address.isLoopback {
+            logger.warning(
+                "listening on a non-loopback address: the API has no TLS and no authentication",
+                metadata: ["address": "\(address)"]
+            )
+        }
+        if let backend = configuration.backend, backend.scheme?.lowercased() == "http",
+            !ListenAddress(host: backend.host ?? "", port: 0).isLoopback
+        {
+            logger.warning(
+                "the backend URL is plain http: entries are encrypted but the token and metadata travel in clear",
+                metadata: ["backend": "\(Self.redacted(backend))"]
+            )
+        }
+        guard let backend = configuration.backend else {
+            engine = nil
+            logger.warning(
+                "delivery is off: no backend configured; events are kept in the local encrypted log only",
+                metadata: ["stateDir": "\(configuration.stateDirectory)"]
+            )
+            return
+        }
+        let transport = HTTPSyncTransport(backend: backend, token: token, timeout: configuration.requestTimeout)
+        do {
+            engine = try SyncEngine(log: log, transport: transport, policy: configuration.policy) { event in
+                logger.log(
+                    level: Logger.Level(rawValue: event.level) ?? .info,
+                    "\(event.message)",
+                    metadata: event.fields.mapValues { .string($0) }
+                )
+            }
+        } catch {
+            throw AgentError(.stateDirectory, "cannot start delivery: \(error)")
+        }
+        logger.info(
+            "delivery is on",
+            metadata: [
+                "backend": "\(Self.redacted(backend))", "token": "\(token == nil ? "none" : "set")",
+                "maxEvents": "\(configuration.policy.maxEvents)", "batchSize": "\(configuration.policy.batchSize)",
+            ]
+        )
+    }
+
+    /// The agent's services, in start order: sync loop, metrics, unix socket, TCP. A graceful shutdown stops them
+    /// in reverse: the listeners stop accepting and finish in-flight requests (and their commits) first, then the
+    /// sync loop stops.
+    public func makeServices() -> [any Service] {
+        var services: [any Service] = []
+        let policy = configuration.policy
+        if let engine {
+            services.append(SyncService(engine: engine, interval: configuration.syncInterval))
+        }
+        if let metrics = configuration.metrics {
+            let responder = MetricsResponder(log: log, engine: engine, policy: policy, logger: logger)
+            services.append(
+                Listener(
+                    name: "metrics",
+                    responder: responder,
+                    address: .hostname(metrics.host, port: metrics.port),
+                    logger: logger
+                ) {
+                    port in self.endpoints.withLock { $0.metricsPort = port }
+                }
+            )
+        }
+        let ingest = IngestResponder(
+            log: log,
+            engine: engine,
+            policy: policy,
+            maxBodyBytes: configuration.maxBodyBytes,
+            logger: logger
+        )
+        if let socket = configuration.effectiveSocketPath {
+            services.append(
+                Listener(
+                    name: "ingest-unix",
+                    responder: ingest,
+                    address: .unixDomainSocket(path: socket),
+                    logger: logger
+                ) { _ in
+                    self.endpoints.withLock { $0.socketPath = socket }
+                }.socket(path: socket, mode: configuration.socketMode)
+            )
+        }
+        if let listen = configuration.listen {
+            services.append(
+                Listener(
+                    name: "ingest-tcp",
+                    responder: ingest,
+                    address: .hostname(listen.host, port: listen.port),
+                    logger: logger
+                ) {
+                    port in self.endpoints.withLock { $0.tcpPort = port }
+                }
+            )
+        }
+        return services
+    }
+
+    /// Runs every service until the task is cancelled or one of `gracefulShutdownSignals` arrives; a graceful
+    /// shutdown is bounded by ``AgentConfiguration/shutdownTimeout``, after which the remaining work is cancelled.
+    /// - Throws: what a service throws (a listener that cannot bind, for one).
+    public func run(gracefulShutdownSignals: [UnixSignal] = []) async throws {
+        var group = ServiceGroupConfiguration(
+            services: makeServices(),
+            gracefulShutdownSignals: gracefulShutdownSignals,
+            logger: logger
+        )
+        group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+        group.maximumCancellationDuration = .seconds(5)
+        let serviceGroup = ServiceGroup(configuration: group)
+        let stopRequested = self.group.withLock { state in
+            state.group = serviceGroup
+            return state.stopRequested
+        }
+        if stopRequested { await serviceGroup.triggerGracefulShutdown() }
+        try await serviceGroup.run()
+    }
+
+    /// Starts a graceful shutdown, as SIGTERM does: the listeners stop accepting and finish in-flight requests,
+    /// then the sync loop stops; ``run(gracefulShutdownSignals:)`` returns when they are done.
+    ///
+    /// Prefer this to cancelling the running task: cancelling a NIO server while a connection is being accepted
+    /// can trap (apple/swift-nio#3481).
+    public func shutdown() async {
+        let running = group.withLock { state in
+            state.stopRequested = true
+            return state.group
+        }
+        await running?.triggerGracefulShutdown()
+    }
+
+    /// Runs until SIGTERM or SIGINT (the daemon).
+    public func runUntilSignalled() async throws {
+        try await run(gracefulShutdownSignals: [.sigterm, .sigint])
+    }
+
+    /// What is listening so far.
+    public var listening: AgentEndpoints { endpoints.withLock { $0 } }
+
+    /// Waits until every configured listener is bound (polling; tests and readiness checks).
+    /// - Throws: ``AgentError`` (``AgentError/Code/cannotListen``) if they are not bound within `timeout`.
+    public func waitUntilListening(timeout: Duration = .seconds(30)) async throws -> AgentEndpoints {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let current = listening
+            if (configuration.effectiveSocketPath == nil || current.socketPath != nil)
+                && (configuration.listen == nil || current.tcpPort != nil)
+                && (configuration.metrics == nil || current.metricsPort != nil)
+            {
+                return current
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw AgentError(.cannotListen, "the listeners were not bound within \(timeout)")
+    }
+
+    /// The backend URL without user info, query or fragment (safe to log).
+    static func redacted(_ url: URL) -> String {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        components?.user = nil
+        components?.password = nil
+        components?.query = nil
+        components?.fragment = nil
+        return components?.string ?? "(unprintable URL)"
+    }
+}
+
+/// What the agent's listeners are bound to.
+public struct AgentEndpoints: Sendable, Hashable {
+    /// The unix socket, once bound.
+    public var socketPath: String?
+    /// The TCP ingest port, once bound.
+    public var tcpPort: Int?
+    /// The metrics port, once bound.
+    public var metricsPort: Int?
+
+    /// Nothing bound.
+    public init() {}
+}

@@ -1,0 +1,111 @@
+public import AuditQueue
+public import Foundation
+public import Logging
+
+/// The agent's settings. Every member has a default; ``resolve(configFile:environment:flags:)`` reads a JSON file,
+/// the environment and flags over them (flags override the environment, which overrides the file).
+///
+/// The keys of the file, the environment variables and the flags are listed in ``settings`` and in
+/// contrib/README.md.
+public struct AgentConfiguration: Sendable {
+    /// How log lines are written to standard error.
+    public enum LogFormat: String, Sendable, CaseIterable {
+        /// `key=value` pairs (logfmt).
+        case logfmt
+        /// One JSON object per line.
+        case json
+    }
+
+    /// The state directory (log, keys, default socket).
+    public var stateDirectory = StateDirectory.defaultPath
+    /// The device id written into a new log's genesis; nil for the host name.
+    public var deviceId: String?
+    /// A catalogue file adding event types (docs/CATALOGUE.md); nil for the built-in catalogue.
+    public var catalogueFile: String?
+    /// The backend's base URL; nil turns delivery off (events are only kept in the local encrypted log).
+    public var backend: URL?
+    /// The backend's bearer token, given directly (prefer ``tokenFile``).
+    public var token: String?
+    /// A file holding the bearer token (mode 0600 or stricter; systemd credentials qualify).
+    public var tokenFile: String?
+    /// Whether the unix ingest socket is on.
+    public var socketEnabled = true
+    /// The unix ingest socket; nil for `<stateDirectory>/ingest.sock`.
+    public var socketPath: String?
+    /// Mode of the unix ingest socket, set after it is bound.
+    public var socketMode: UInt16 = 0o660
+    /// An optional TCP ingest listener (loopback unless ``allowRemoteListen``).
+    public var listen: ListenAddress?
+    /// An optional TCP listener serving `GET /metrics` (Prometheus text format); off by default.
+    public var metrics: ListenAddress?
+    /// Allows non-loopback TCP listeners (there is no TLS and no authentication on the ingest API).
+    public var allowRemoteListen = false
+    /// Largest accepted request body; larger bodies get 413.
+    public var maxBodyBytes = 1 << 20
+    /// The delivery limits.
+    public var policy = DeliveryPolicy()
+    /// Deadline of one request to the backend.
+    public var requestTimeout: Duration = .seconds(30)
+    /// Longest the sync loop sleeps when there is nothing to do (appends wake it at once).
+    public var syncInterval: Duration = .seconds(2)
+    /// Bound on graceful shutdown (stop accepting, finish in-flight commits, stop the sync loop); past it the
+    /// remaining work is cancelled.
+    public var shutdownTimeout: Duration = .seconds(10)
+    /// The log level.
+    public var logLevel: Logger.Level = .info
+    /// The log line format.
+    public var logFormat: LogFormat = .logfmt
+
+    /// The defaults.
+    public init() {}
+
+    /// The state directory as a value.
+    public var state: StateDirectory { StateDirectory(path: stateDirectory) }
+
+    /// The unix socket path in effect, nil when the socket is off.
+    public var effectiveSocketPath: String? {
+        guard socketEnabled else { return nil }
+        return socketPath ?? stateDirectory + "/ingest.sock"
+    }
+
+    /// Checks the combination of settings.
+    /// - Throws: ``AgentError`` for a non-loopback listener without ``allowRemoteListen``, no listener at all,
+    ///   both a token and a token file, a backend that is not http(s), or a socket path too long.
+    public func validate() throws(AgentError) {
+        for (name, address) in [("listen", listen), ("metrics", metrics)] {
+            guard let address, !address.isLoopback, !allowRemoteListen else { continue }
+            throw AgentError(
+                .invalidConfiguration,
+                "\(name) \(address) is not a loopback address; the ingest API has no TLS and no authentication. "
+                    + "Use 127.0.0.1 or ::1, or pass --allow-remote-listen if a firewall protects it"
+            )
+        }
+        guard effectiveSocketPath != nil || listen != nil else {
+            throw AgentError(.invalidConfiguration, "no ingest listener: enable the unix socket or give --listen")
+        }
+        if let path = effectiveSocketPath, path.utf8.count > 100 {
+            throw AgentError(.invalidConfiguration, "socket path \(path) is too long for a unix socket (max 100 bytes)")
+        }
+        if token != nil, tokenFile != nil {
+            throw AgentError(.invalidConfiguration, "give either a token or a token file, not both")
+        }
+        if let backend {
+            guard let scheme = backend.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                backend.host?.isEmpty == false
+            else {
+                throw AgentError(.invalidConfiguration, "backend must be an http(s) URL, got \"\(backend)\"")
+            }
+        }
+        guard maxBodyBytes > 0, policy.batchSize > 0, policy.maxEvents > 0 else {
+            throw AgentError(.invalidConfiguration, "maxBodyBytes, batchSize and maxEvents must be positive")
+        }
+    }
+
+    /// Reads the bearer token: ``token``, else ``tokenFile`` (refused if group or others can read it), else nil.
+    /// - Throws: ``AgentError`` (``AgentError/Code/unsafeTokenFile``) for an unsafe, unreadable or empty file.
+    public func readToken() throws(AgentError) -> String? {
+        if let token { return token }
+        guard let tokenFile else { return nil }
+        return try TokenFile.read(tokenFile)
+    }
+}

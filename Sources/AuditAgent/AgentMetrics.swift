@@ -1,0 +1,142 @@
+public import AuditQueue
+import AuditChain
+import Foundation
+
+/// The agent's Prometheus metrics, rendered by hand in the text exposition format 0.0.4.
+public struct AgentMetrics: Sendable, Hashable {
+    /// The reasons entries leave delivery; each is always exported, 0 until it happens.
+    public static let dropReasons = ["expired", "fifo", "dlqOverflow", "rejected"]
+    /// The health states; the current one is 1, the others 0.
+    public static let healthStates = ["healthy", "degraded", "failOpen"]
+    /// The content type of the exposition.
+    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    /// Entries waiting to be delivered.
+    public var pending: Int
+    /// Entries in the dead-letter queue.
+    public var dlq: Int
+    /// Entries that left delivery since the log was created, by reason.
+    public var dropped: [String: Int]
+    /// The delivery health (`healthy`, `degraded`, `failOpen`, or `unknown`).
+    public var health: String
+    /// When the backend last answered (RFC 3339), if ever.
+    public var lastSuccess: String?
+    /// Duration of the last answered request to the backend, if any.
+    public var lastLatency: Duration?
+    /// Entries delivered since the agent started.
+    public var deliveredTotal: Int
+    /// Requests sent to the backend since the agent started.
+    public var requestsTotal: Int
+
+    /// Creates a snapshot.
+    public init(
+        pending: Int,
+        dlq: Int,
+        dropped: [String: Int],
+        health: String,
+        lastSuccess: String?,
+        lastLatency: Duration?,
+        deliveredTotal: Int,
+        requestsTotal: Int
+    ) {
+        self.pending = pending
+        self.dlq = dlq
+        self.dropped = dropped
+        self.health = health
+        self.lastSuccess = lastSuccess
+        self.lastLatency = lastLatency
+        self.deliveredTotal = deliveredTotal
+        self.requestsTotal = requestsTotal
+    }
+
+    /// Creates a snapshot from a delivery status and the engine's counters.
+    public init(status: DeliveryStatus, lastLatency: Duration?, deliveredTotal: Int, requestsTotal: Int) {
+        self.init(
+            pending: status.pending,
+            dlq: status.dlq,
+            dropped: status.dropped,
+            health: status.health,
+            lastSuccess: status.lastSuccess,
+            lastLatency: lastLatency,
+            deliveredTotal: deliveredTotal,
+            requestsTotal: requestsTotal
+        )
+    }
+
+    /// Reads a snapshot from the log's storage and the engine (nil when delivery is off).
+    public static func collect(log: AuditLog, engine: SyncEngine?, policy: DeliveryPolicy) async throws -> AgentMetrics
+    {
+        let status = try DeliveryStatus.read(log.storage, policy: policy)
+        guard let engine else {
+            return AgentMetrics(status: status, lastLatency: nil, deliveredTotal: 0, requestsTotal: 0)
+        }
+        return AgentMetrics(
+            status: status,
+            lastLatency: await engine.lastLatency,
+            deliveredTotal: await engine.deliveredTotal,
+            requestsTotal: await engine.requestsTotal
+        )
+    }
+
+    /// The exposition text: HELP and TYPE lines, then the samples.
+    public var text: String {
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for sample in samples { out += "\(name)\(sample.labels) \(sample.value)\n" }
+        }
+        family("auditd_pending_entries", "gauge", "Entries waiting to be delivered.", [("", "\(pending)")])
+        family("auditd_dlq_entries", "gauge", "Entries in the dead-letter queue.", [("", "\(dlq)")])
+        let reasons = Set(Self.dropReasons).union(dropped.keys).sorted()
+        family(
+            "auditd_dropped_entries_total",
+            "counter",
+            "Entries that left delivery (each accounted for by a signed record in the chain), by reason.",
+            reasons.map { ("{reason=\"\(Self.escape($0))\"}", "\(dropped[$0] ?? 0)") }
+        )
+        family(
+            "auditd_sync_latency_seconds",
+            "gauge",
+            "Duration of the last answered request to the backend (NaN before the first).",
+            [("", lastLatency.map { Self.seconds($0) } ?? "NaN")]
+        )
+        family(
+            "auditd_delivered_entries_total",
+            "counter",
+            "Entries the backend accepted since the agent started.",
+            [("", "\(deliveredTotal)")]
+        )
+        family(
+            "auditd_sync_requests_total",
+            "counter",
+            "Requests sent to the backend since the agent started.",
+            [("", "\(requestsTotal)")]
+        )
+        family(
+            "auditd_health",
+            "gauge",
+            "Delivery health: 1 for the current state (all 0 while unknown).",
+            Self.healthStates.map { ("{state=\"\($0)\"}", health == $0 ? "1" : "0") }
+        )
+        let lastSuccess = self.lastSuccess.flatMap { AuditTimestamp(rfc3339: $0) }
+        family(
+            "auditd_last_success_timestamp_seconds",
+            "gauge",
+            "When the backend last answered, seconds since the epoch (0 if never).",
+            [("", lastSuccess.map { Self.seconds(.milliseconds($0.millisecondsSinceEpoch)) } ?? "0")]
+        )
+        return out
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let milliseconds = duration.milliseconds
+        let whole = milliseconds / 1000
+        let fraction = abs(milliseconds % 1000)
+        return "\(whole).\(String(repeating: "0", count: 3 - String(fraction).count))\(fraction)"
+    }
+
+    static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

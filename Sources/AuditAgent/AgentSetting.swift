@@ -1,0 +1,165 @@
+import AuditQueue
+import Foundation
+import Logging
+
+/// One setting of the agent: its key in the JSON configuration file, its environment variable and its flag.
+public struct AgentSetting: Sendable {
+    /// The key in the configuration file (and in ``AgentConfiguration/resolve(configFile:environment:flags:)``'s
+    /// `flags` dictionary).
+    public let key: String
+    /// The environment variable.
+    public let environment: String
+    /// What it sets.
+    public let summary: String
+    let apply: @Sendable (inout AgentConfiguration, String) throws -> Void
+
+    /// The command-line flag: the key in kebab case (`maxEvents` is `--max-events`).
+    public var flag: String {
+        "--"
+            + key.reduce(into: "") { out, character in
+                if character.isUppercase { out += "-" + character.lowercased() } else { out.append(character) }
+            }
+    }
+
+    init(
+        _ key: String,
+        _ environment: String,
+        _ summary: String,
+        apply: @escaping @Sendable (inout AgentConfiguration, String) throws -> Void
+    ) {
+        self.key = key
+        self.environment = environment
+        self.summary = summary
+        self.apply = apply
+    }
+
+    /// Every setting, in the order they are documented.
+    public static let all: [AgentSetting] = [
+        .init("stateDir", "AUDIT_STATE_DIR", "state directory (default ./.audit)") { $0.stateDirectory = $1 },
+        .init("deviceId", "AUDITD_DEVICE_ID", "device id of a new log (default: host name)") { $0.deviceId = $1 },
+        .init("catalogue", "AUDITD_CATALOGUE", "catalogue file adding event types") { $0.catalogueFile = $1 },
+        .init("backend", "AUDITD_BACKEND", "backend base URL; unset: delivery off") { config, text in
+            guard let url = URL(string: text) else { throw ParseFailure("not a URL") }
+            config.backend = url
+        },
+        .init("token", "AUDITD_TOKEN", "backend bearer token (prefer tokenFile)") { config, text in
+            config.token = text
+            config.tokenFile = nil
+        },
+        .init("tokenFile", "AUDITD_TOKEN_FILE", "file holding the token, mode 0600") { config, text in
+            config.tokenFile = text
+            config.token = nil
+        },
+        .init("socket", "AUDITD_SOCKET", "unix ingest socket (default <stateDir>/ingest.sock; off)") { config, text in
+            config.socketEnabled = text != "off"
+            config.socketPath = text == "off" ? nil : text
+        },
+        .init("listen", "AUDITD_LISTEN", "loopback TCP ingest HOST:PORT (default off)") { config, text in
+            config.listen = text == "off" ? nil : try ListenAddress(parsing: text, setting: "listen")
+        },
+        .init("metrics", "AUDITD_METRICS", "Prometheus metrics HOST:PORT (default off)") { config, text in
+            config.metrics = text == "off" ? nil : try ListenAddress(parsing: text, setting: "metrics")
+        },
+        .init("allowRemoteListen", "AUDITD_ALLOW_REMOTE_LISTEN", "allow non-loopback listeners") {
+            $0.allowRemoteListen = try bool($1)
+        },
+        .init("maxBodyBytes", "AUDITD_MAX_BODY_BYTES", "largest ingest body (default 1048576)") {
+            $0.maxBodyBytes = try count($1)
+        },
+        .init("maxEvents", "AUDITD_MAX_EVENTS", "pending entries at most (default 1000)") {
+            $0.policy.maxEvents = try count($1)
+        },
+        .init("maxAgeHours", "AUDITD_MAX_AGE_HOURS", "pending entries expire after (default 72)") {
+            $0.policy.maxAge = try duration($1, unit: 3600)
+        },
+        .init("maxAttempts", "AUDITD_MAX_ATTEMPTS", "retryable rejections before the DLQ (default 10)") {
+            $0.policy.maxAttempts = try count($1)
+        },
+        .init("maxDeadLetters", "AUDITD_MAX_DEAD_LETTERS", "DLQ entries at most (default 100)") {
+            $0.policy.maxDeadLetters = try count($1, allowZero: true)
+        },
+        .init("batchSize", "AUDITD_BATCH_SIZE", "entries per request (default 1000)") {
+            $0.policy.batchSize = try count($1)
+        },
+        .init("retentionHours", "AUDITD_RETENTION_HOURS", "prune delivered entries after (default off)") {
+            $0.policy.retention = $1 == "off" ? nil : try duration($1, unit: 3600)
+        },
+        .init("degradedPending", "AUDITD_DEGRADED_PENDING", "pending count that makes health degraded (500)") {
+            $0.policy.degradedPending = try count($1, allowZero: true)
+        },
+        .init("failOpenAfterHours", "AUDITD_FAIL_OPEN_AFTER_HOURS", "outage before fail-open (default 6)") {
+            $0.policy.failOpenAfter = try duration($1, unit: 3600)
+        },
+        .init("probeIntervalSeconds", "AUDITD_PROBE_INTERVAL_SECONDS", "fail-open probe interval (default 300)") {
+            $0.policy.probeInterval = try duration($1, unit: 1)
+        },
+        .init("maxRetryAfterSeconds", "AUDITD_MAX_RETRY_AFTER_SECONDS", "longest Retry-After honoured (3600)") {
+            $0.policy.maxRetryAfter = try duration($1, unit: 1)
+        },
+        .init("retryScheduleSeconds", "AUDITD_RETRY_SCHEDULE_SECONDS", "backoff delays (default 1,5,30,60,300)") {
+            config,
+            text in
+            let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !parts.isEmpty else { throw ParseFailure("expected comma-separated seconds, e.g. 1,5,30") }
+            config.policy.retrySchedule = try parts.map { try duration($0, unit: 1) }
+        },
+        .init("jitter", "AUDITD_JITTER", "backoff jitter fraction 0...1 (default 0.2)") { config, text in
+            guard let value = Double(text), (0...1).contains(value) else { throw ParseFailure("expected 0...1") }
+            config.policy.jitter = value
+        },
+        .init("clockJumpToleranceSeconds", "AUDITD_CLOCK_JUMP_TOLERANCE_SECONDS", "clock jump tolerance (300)") {
+            $0.policy.clockJumpTolerance = try duration($1, unit: 1)
+        },
+        .init("requestTimeoutSeconds", "AUDITD_REQUEST_TIMEOUT_SECONDS", "backend request deadline (default 30)") {
+            $0.requestTimeout = try duration($1, unit: 1)
+        },
+        .init("syncIntervalSeconds", "AUDITD_SYNC_INTERVAL_SECONDS", "idle sync loop interval (default 2)") {
+            $0.syncInterval = try duration($1, unit: 1)
+        },
+        .init("shutdownTimeoutSeconds", "AUDITD_SHUTDOWN_TIMEOUT_SECONDS", "graceful shutdown bound (10)") {
+            $0.shutdownTimeout = try duration($1, unit: 1)
+        },
+        .init("logLevel", "AUDITD_LOG_LEVEL", "trace, debug, info, notice, warning, error (default info)") {
+            config,
+            text in
+            guard let level = Logger.Level(rawValue: text.lowercased()) else { throw ParseFailure("unknown level") }
+            config.logLevel = level
+        },
+        .init("logFormat", "AUDITD_LOG_FORMAT", "logfmt or json (default logfmt)") { config, text in
+            guard let format = AgentConfiguration.LogFormat(rawValue: text) else {
+                throw ParseFailure("expected logfmt or json")
+            }
+            config.logFormat = format
+        },
+    ]
+
+    /// The setting with this key.
+    public static func named(_ key: String) -> AgentSetting? { all.first { $0.key == key } }
+
+    struct ParseFailure: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    static func bool(_ text: String) throws -> Bool {
+        switch text.lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default: throw ParseFailure("expected true or false")
+        }
+    }
+
+    static func count(_ text: String, allowZero: Bool = false) throws -> Int {
+        guard let value = Int(text), value > 0 || (allowZero && value == 0) else {
+            throw ParseFailure(allowZero ? "expected a whole number >= 0" : "expected a whole number > 0")
+        }
+        return value
+    }
+
+    static func duration(_ text: String, unit: Double) throws -> Duration {
+        guard let value = Double(text), value.isFinite, value >= 0, value * unit < 1e12 else {
+            throw ParseFailure("expected a number >= 0")
+        }
+        return .milliseconds(Int64((value * unit * 1000).rounded()))
+    }
+}

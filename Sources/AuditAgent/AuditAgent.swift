@@ -1,2 +1,0 @@
-/// The audit agent: ingest API, sync loop, metrics (docs/PROTOCOL.md).
-public enum AuditAgentModule {}

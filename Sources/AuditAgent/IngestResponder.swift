@@ -1,0 +1,120 @@
+import AuditChain
+import AuditQueue
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The ingest API (docs in contrib/README.md): `POST /v1/events` appends one event or JSON Lines (all or nothing)
+/// and answers `{"seqs": [...]}` after the commit; `GET /v1/status` answers the delivery status. Every error is a
+/// JSON object `{"error", "code", "line"?, "field"?}`; the server stays up after bad input.
+struct IngestResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let log: AuditLog
+    let engine: SyncEngine?
+    let policy: DeliveryPolicy
+    let maxBodyBytes: Int
+    let logger: Logger
+
+    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+        switch request.uri.path {
+        case "/v1/events":
+            guard request.method == .post else { return Self.methodNotAllowed("POST") }
+            return await postEvents(request)
+        case "/v1/status":
+            guard request.method == .get || request.method == .head else { return Self.methodNotAllowed("GET") }
+            return status()
+        default:
+            return Self.error(.notFound, "no such endpoint: use POST /v1/events or GET /v1/status")
+        }
+    }
+
+    func postEvents(_ request: Request) async -> Response {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+            return Self.error(.contentTooLarge, "the body is \(length) bytes, at most \(maxBodyBytes)")
+        }
+        let body: [UInt8]
+        do {
+            body = Array(try await request.body.collect(upTo: maxBodyBytes).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            return Self.error(.contentTooLarge, "the body is larger than \(maxBodyBytes) bytes")
+        } catch {
+            return Self.error(.badRequest, "cannot read the body")
+        }
+        let events: [AuditEvent]
+        do {
+            events = try AuditEvent.decodeInput(
+                body,
+                catalogue: log.configuration.catalogue,
+                now: .now(),
+                makeIdempotencyKey: { UUID().uuidString.lowercased() }
+            )
+        } catch {
+            return refused(error)
+        }
+        do {
+            let receipts = try await log.append(events)
+            engine?.notify()
+            let seqs = receipts.map(\.seq)
+            logger.debug(
+                "events appended",
+                metadata: ["count": "\(seqs.count)", "firstSeq": "\(seqs.first ?? 0)", "lastSeq": "\(seqs.last ?? 0)"]
+            )
+            return Self.json(.ok, .object(["seqs": .array(seqs.map { .integer(Int64($0)) })]))
+        } catch let error as AuditEventError {
+            return refused(error)
+        } catch {
+            logger.error("append failed", metadata: ["error": "\(error)"])
+            return Self.error(.serviceUnavailable, "the event could not be stored; nothing was written; retry later")
+        }
+    }
+
+    /// A 400 naming the line and field; logged without the values (they may be payload).
+    func refused(_ error: AuditEventError) -> Response {
+        logger.notice(
+            "events refused",
+            metadata: [
+                "code": "\(error.code)", "line": "\(error.line ?? 1)", "field": "\(error.field ?? "")",
+                "eventType": "\(error.eventType ?? "")",
+            ]
+        )
+        var members: [String: JSONValue] = [
+            "error": .string(error.description), "code": .string(error.code.description),
+            "line": .integer(Int64(error.line ?? 1)),
+        ]
+        if let field = error.field { members["field"] = .string(field) }
+        if let type = error.eventType { members["eventType"] = .string(type) }
+        return Self.json(.badRequest, .object(members))
+    }
+
+    func status() -> Response {
+        do {
+            return Self.json(.ok, try DeliveryStatus.read(log.storage, policy: policy).json)
+        } catch {
+            logger.error("reading the delivery status failed", metadata: ["error": "\(error)"])
+            return Self.error(.serviceUnavailable, "the delivery status cannot be read now")
+        }
+    }
+
+    static func methodNotAllowed(_ allowed: String) -> Response {
+        var response = error(.methodNotAllowed, "method not allowed; use \(allowed)")
+        response.headers[.allow] = allowed
+        return response
+    }
+
+    static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        json(status, .object(["error": .string(message), "code": .string("http\(status.code)")]))
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+        var bytes = value.canonicalBytes
+        bytes.append(UInt8(ascii: "\n"))
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+        )
+    }
+}

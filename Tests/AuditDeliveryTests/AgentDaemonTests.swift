@@ -1,0 +1,83 @@
+import AuditAgent
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `auditd` binary: default subcommand, log creation, SIGTERM, exit codes.
+@Suite struct AgentDaemonTests {
+    /// Waits (bounded) until `condition` holds.
+    static func eventually(_ timeout: Duration = .seconds(60), _ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return condition()
+    }
+
+    @Test func emptyStateDirectoryThenSIGTERMExitsZeroAndRemovesTheSocket() async throws {
+        let dir = try AgentTempDir()
+        let state = dir.file("state")
+        let socket = state + "/ingest.sock"
+        // No subcommand: `run` is the default.
+        let child = try AgentProducts.startAuditd(["--state-dir", state, "--shutdown-timeout-seconds", "10"])
+        let up = try await Self.eventually {
+            var info = stat()
+            return stat(socket, &info) == 0 && info.st_mode & 0o777 == 0o660
+        }
+        #expect(up)
+        if up {
+            let reply = try await AgentHTTPClient(target: .unix(socket)).post("/v1/events", AgentHarness.event())
+            #expect(reply.status == 200)
+            #expect(reply.json["seqs"] as? [Int] == [1])
+        }
+        kill(child.process.processIdentifier, SIGTERM)
+        let result = try await child.wait(timeout: .seconds(30))
+        #expect(result.exited)
+        #expect(result.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        #expect(result.stderr.contains("created a new audit log"))
+        #expect(result.stderr.contains("delivery is off"))
+        #expect(result.stderr.contains("level=info"))
+        let log = try AgentHarness.openLog(state)
+        #expect(try AgentHarness.headSeq(log) == 1)
+    }
+
+    @Test func tokenFileReadableByOthersExitsTwo() async throws {
+        let dir = try AgentTempDir()
+        let token = dir.file("token")
+        try Data("s3cret-token".utf8).write(to: URL(fileURLWithPath: token))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: token)
+        let result = try await AgentProducts.runAuditd([
+            "run", "--state-dir", dir.file("state"), "--backend", "http://127.0.0.1:9", "--token-file", token,
+        ])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("chmod 600"))
+        #expect(!result.stderr.contains("s3cret-token"))
+        #expect(!FileManager.default.fileExists(atPath: dir.file("state")))
+    }
+
+    @Test func badConfigurationExitsTwoWithAMessage() async throws {
+        let dir = try AgentTempDir()
+        let remote = try await AgentProducts.runAuditd(["--state-dir", dir.file("s"), "--listen", "10.1.2.3:8470"])
+        #expect(remote.status == 2)
+        #expect(remote.stderr.contains("not a loopback address"))
+        let malformed = try await AgentProducts.runAuditd(["run", "--state-dir", dir.file("s"), "--max-events", "x"])
+        #expect(malformed.status == 2)
+        #expect(malformed.stderr.contains("--max-events"))
+        let usage = try await AgentProducts.runAuditd(["run", "--no-such-flag"])
+        #expect(usage.status == 2)
+    }
+
+    @Test func helpListsEverySettingFlag() async throws {
+        let help = try await AgentProducts.runAuditd(["run", "--help"])
+        #expect(help.status == 0)
+        for setting in AgentSetting.all {
+            #expect(help.stdout.contains(setting.flag), "\(setting.flag) missing from auditd run --help")
+        }
+        #expect(help.stdout.contains("--config"))
+    }
+}
