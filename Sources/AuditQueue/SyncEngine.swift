@@ -1,4 +1,4 @@
-public import AuditChain
+import AuditChain
 import Foundation
 
 /// Delivers the log to the backend: limits, accounted removals, batching, classification, backoff, DLQ replay.
