@@ -22,6 +22,8 @@ public struct DeliveryPipeline: Sendable, Hashable {
     public private(set) var lastError: String?
     /// Set while the backend refuses the credentials.
     public private(set) var unauthorized = false
+    /// Set while the last failure was at the network level (no HTTP answer at all).
+    public private(set) var networkDown = false
 
     /// Creates a pipeline with no history.
     public init() {}
@@ -36,6 +38,14 @@ public struct DeliveryPipeline: Sendable, Hashable {
         pausedUntil = .zero
         lastError = nil
         unauthorized = false
+        networkDown = false
+    }
+
+    /// A reachability probe connected: end the pause now (the failure count stays, so a new failure backs off
+    /// further).
+    public mutating func resumeAfterProbe() {
+        pausedUntil = .zero
+        networkDown = false
     }
 
     /// The backend was unreachable or failing as a whole.
@@ -47,9 +57,11 @@ public struct DeliveryPipeline: Sendable, Hashable {
         reason: String,
         retryAfter: Duration?,
         unit: Double,
-        policy: DeliveryPolicy
+        policy: DeliveryPolicy,
+        network: Bool = false
     ) -> Duration {
         failures += 1
+        networkDown = network
         if outageSince == nil { outageSince = now }
         lastError = reason
         var delay = policy.jitteredDelay(afterFailures: failures, unit: unit)
@@ -63,6 +75,7 @@ public struct DeliveryPipeline: Sendable, Hashable {
     @discardableResult
     public mutating func recordUnauthorized(at now: Duration, reason: String, policy: DeliveryPolicy) -> Duration {
         unauthorized = true
+        networkDown = false
         lastError = "credentials refused: \(reason)"
         failures += 1
         pausedUntil = now + policy.probeInterval

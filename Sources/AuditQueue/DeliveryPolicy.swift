@@ -19,6 +19,10 @@ public struct DeliveryPolicy: Sendable, Hashable {
     public var failOpenAfter: Duration = .seconds(6 * 3600)
     /// In fail-open, the backend is probed at least this often.
     public var probeInterval: Duration = .seconds(300)
+    /// While the backend is unreachable at the network level (refused, reset, timeout), a connection probe runs
+    /// this often and ends the backoff pause as soon as the backend answers; nil turns probing off. Probes are
+    /// never sent while a backend that answers asks to wait (5xx, 429, Retry-After).
+    public var reachabilityProbe: Duration? = .milliseconds(500)
     /// Longest Retry-After honoured.
     public var maxRetryAfter: Duration = .seconds(3600)
     /// Entries per batch.

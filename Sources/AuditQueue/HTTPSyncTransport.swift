@@ -53,6 +53,19 @@ public final class HTTPSyncTransport: SyncTransport {
         }
     }
 
+    public func isReachable() async -> Bool {
+        var request = URLRequest(url: url)
+        request.httpMethod = "GET"
+        request.timeoutInterval = 1
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        do {
+            let (_, response) = try await session.data(for: request)
+            return response is HTTPURLResponse
+        } catch {
+            return false
+        }
+    }
+
     static func describe(_ error: any Error) -> String {
         if let error = error as? URLError {
             switch error.code {

@@ -140,13 +140,27 @@ public actor SyncEngine {
             var wait = idleInterval
             if !pipeline.mayAttempt(at: now) {
                 wait = min(wait, pipeline.pausedUntil - now)
+                if pipeline.networkDown, let probe = policy.reachabilityProbe { wait = min(wait, probe) }
             } else if report.attempted, report.failure == nil, report.sent >= policy.batchSize {
                 wait = .zero
             } else if let next = notBefore.values.min(), next > now {
                 wait = min(wait, next - now)
             }
             if wait > .zero { await self.wake.wait(upTo: wait) }
+            await probeIfDown()
         }
+    }
+
+    /// While paused by a network-level outage, asks the transport whether the backend is back, and if so ends the
+    /// pause so the backlog drains at once.
+    @discardableResult
+    public func probeIfDown() async -> Bool {
+        guard policy.reachabilityProbe != nil, pipeline.networkDown, !pipeline.mayAttempt(at: clocks.monotonic())
+        else { return false }
+        guard await transport.isReachable() else { return false }
+        pipeline.resumeAfterProbe()
+        emit("info", "backend reachable again; resuming delivery", [:])
+        return true
     }
 
     /// One attempt: enforce the limits, seal the records owed, send one batch (split on 413), apply the answer.
@@ -249,12 +263,15 @@ public actor SyncEngine {
             try await apply(response, sent: Set(entries.map(\.seq)), replayed: replayed, report: &report)
             if replayed.isEmpty { replayDue = true }
         case .outage(let reason, let retryAfter):
+            var network = false
+            if case .failure = outcome { network = true }
             let delay = pipeline.recordOutage(
                 at: now,
                 reason: reason,
                 retryAfter: retryAfter,
                 unit: clocks.random(),
-                policy: policy
+                policy: policy,
+                network: network
             )
             report.failure = reason
             emit("warning", "backend unavailable", ["reason": reason, "retryInMs": String(delay.milliseconds)])

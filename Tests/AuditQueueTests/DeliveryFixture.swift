@@ -42,7 +42,11 @@ final class ScriptedTransport: SyncTransport {
 
     private let state = Mutex((answer: Answer.acceptAll, batches: [SyncBatch](), delivered: [UInt64: [UInt8]]()))
 
+    private let reachable = Mutex(false)
+
     func set(_ answer: Answer) { state.withLock { $0.answer = answer } }
+    func setReachable(_ value: Bool) { reachable.withLock { $0 = value } }
+    func isReachable() async -> Bool { reachable.withLock { $0 } }
     var batches: [SyncBatch] { state.withLock { $0.batches } }
     /// What the "collector" holds, by seq.
     var delivered: [UInt64: [UInt8]] { state.withLock { $0.delivered } }

@@ -37,6 +37,31 @@ struct SyncEngineTests {
         #expect(try fixture.table.items.values.allSatisfy { $0.attempts == 0 && $0.state == .pending })
     }
 
+    @Test("a network-level outage is probed: when the backend connects again the pause ends at once")
+    func reachabilityProbe() async throws {
+        let fixture = try await DeliveryFixture()
+        try await fixture.append(3)
+        fixture.transport.set(.failure("connection refused"))
+        for _ in 0..<5 {
+            try await fixture.engine.cycle()
+            fixture.clocks.advance(await fixture.engine.state.pausedUntil - fixture.clocks.monotonic)
+        }
+        try await fixture.engine.cycle()
+        #expect(await fixture.engine.state.networkDown)
+        #expect(await fixture.engine.probeIfDown() == false)
+        #expect(try await fixture.engine.cycle().attempted == false)
+        fixture.transport.set(.acceptAll)
+        fixture.transport.setReachable(true)
+        #expect(await fixture.engine.probeIfDown())
+        #expect(try await fixture.engine.cycle().delivered == 4)
+        // A backend that answers and asks to wait is never probed around.
+        try await fixture.append(1)
+        fixture.transport.set(.status(503, retryAfter: "60"))
+        try await fixture.engine.cycle()
+        #expect(await fixture.engine.state.networkDown == false)
+        #expect(await fixture.engine.probeIfDown() == false)
+    }
+
     @Test("a 7-hour outage under a manual clock: degraded, then fail-open, nothing dead-lettered, all delivered after")
     func sevenHourOutage() async throws {
         var policy = DeliveryPolicy()
