@@ -60,6 +60,9 @@ struct Bench {
                 try await VerifyBench.run(options: options, rates: rates, directory: directory, summary: summary)
             case .breakdown:
                 try await BreakdownBench.run(options: options, rates: rates, directory: directory)
+            case .sync:
+                Summary.heading("Sync: SyncEngine over HTTP to an in-process collector (verification on)")
+                try await SyncBench.run(options: options, directory: directory, summary: summary)
             }
         }
         summary.printTable()

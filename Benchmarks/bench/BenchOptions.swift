@@ -4,7 +4,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, latency, verify, breakdown
+        case primitives, append, latency, verify, breakdown, sync
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).
@@ -41,6 +41,7 @@ struct BenchOptions: Sendable {
           latency      durable single-event append latency vs write+fsync of the same size
           verify       ChainVerifier over a 1M-entry SQLite log, full and fast mode, each in a child process
           breakdown    where the time of sealing, storing and verifying goes (per-entry costs, one thread)
+          sync         delivery to a loopback collector: throughput, and a 1000-entry backlog drain
 
         Options:
           --quick              small counts (seconds instead of minutes)

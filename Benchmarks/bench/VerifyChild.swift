@@ -2,7 +2,7 @@ import AuditChain
 import AuditQueue
 import Foundation
 
-/// The child process of the verify section: streams a SQLite log through `ChainVerifier` (or only reads it),
+/// The child process of the verify section: verifies a SQLite log with `LogStorage.verify` (or only reads it),
 /// and prints one `RESULT` line with the time and its own peak resident memory, so each mode's peak is its own.
 enum VerifyChild {
     enum Mode: String, CaseIterable, Sendable {
@@ -34,20 +34,19 @@ enum VerifyChild {
         if mode == .decrypt { options.dataKeys = try keys.allDataKeys() }
         let startKiB = ProcessStats.peakKiB ?? 0
 
-        var verifier = ChainVerifier(options: options)
         var read = 0
         var report: VerificationReport?
         let cpuBefore = ProcessStats.cpuSeconds
         let seconds = try Timing.measure {
-            try storage.forEachEntry { entry in
-                if mode == .read {
+            if mode == .read {
+                try storage.forEachEntry { entry in
                     read += entry.bytes.isEmpty ? 0 : 1
-                } else {
-                    verifier.consume(entry.bytes, storageSeq: entry.seq)
+                    return true
                 }
-                return true
+            } else {
+                // What `auditctl verify` runs: pages read ahead on a thread, streamed into ChainVerifier.
+                report = try storage.verify(options: options)
             }
-            if mode != .read { report = verifier.finish() }
         }
         return VerifyResult(
             entries: report?.entriesChecked ?? read,

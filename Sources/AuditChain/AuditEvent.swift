@@ -47,7 +47,30 @@ public struct AuditEvent: Sendable, Hashable {
     }
 
     /// The canonical payload bytes (docs/FORMAT.md, "Event payload").
-    public var canonicalPayload: [UInt8] { jsonValue.canonicalBytes }
+    ///
+    /// Written directly, members in the canonical order (their names sorted by UTF-8 bytes: attributes,
+    /// deviceId, idempotencyKey, occurredAt, type, userId, v): byte for byte `jsonValue.canonicalBytes`, without
+    /// building and sorting the outer object.
+    public var canonicalPayload: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + type.utf8.count + userId.utf8.count + deviceId.utf8.count + 16 * attributes.count)
+        out.append(contentsOf: #"{"attributes":"#.utf8)
+        JSONValue.appendObject(attributes, to: &out)
+        out.append(contentsOf: #","deviceId":"#.utf8)
+        JSONValue.appendString(deviceId, to: &out)
+        out.append(contentsOf: #","idempotencyKey":"#.utf8)
+        JSONValue.appendString(idempotencyKey, to: &out)
+        out.append(contentsOf: #","occurredAt":""#.utf8)
+        occurredAt.appendRFC3339(to: &out)
+        out.append(contentsOf: #"","type":"#.utf8)
+        JSONValue.appendString(type, to: &out)
+        out.append(contentsOf: #","userId":"#.utf8)
+        JSONValue.appendString(userId, to: &out)
+        out.append(contentsOf: #","v":"#.utf8)
+        out.append(contentsOf: String(Self.payloadVersion).utf8)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
 
     /// Decodes an opened event payload; strict: exactly the members of the payload layout.
     /// - Throws: ``AuditEventError`` naming the member that is wrong.

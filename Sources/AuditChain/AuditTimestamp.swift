@@ -31,6 +31,36 @@ public struct AuditTimestamp: Sendable, Hashable, Comparable, CustomStringConver
 
     public var description: String { rfc3339 }
 
+    /// Appends ``rfc3339`` as UTF-8 bytes without building a string (the hot path of canonical event payloads).
+    func appendRFC3339(to out: inout [UInt8]) {
+        guard self >= .minimum, self <= .maximum else {
+            out.append(contentsOf: rfc3339.utf8)
+            return
+        }
+        let millis = millisecondsSinceEpoch
+        let days = millis / 86_400_000
+        let msOfDay = millis - days * 86_400_000
+        let (year, month, day) = Self.civil(fromDays: days)
+        func digits(_ value: Int64, _ width: Int, then separator: UInt8?) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+            if let separator { out.append(separator) }
+        }
+        digits(year, 4, then: UInt8(ascii: "-"))
+        digits(month, 2, then: UInt8(ascii: "-"))
+        digits(day, 2, then: UInt8(ascii: "T"))
+        digits(msOfDay / 3_600_000, 2, then: UInt8(ascii: ":"))
+        digits(msOfDay / 60_000 % 60, 2, then: UInt8(ascii: ":"))
+        digits(msOfDay / 1000 % 60, 2, then: UInt8(ascii: "."))
+        digits(msOfDay % 1000, 3, then: UInt8(ascii: "Z"))
+    }
+
     /// Parses an RFC 3339 date-time (`T` or `t` separator, `Z` or a numeric offset, optional fraction).
     ///
     /// Digits of the fraction beyond milliseconds are truncated. Returns nil for anything else, including

@@ -33,7 +33,12 @@ struct ChainAnalyzer: Sendable {
 
     private var trusted: [KeyID: Curve25519.Signing.PublicKey]
     private var retired: [KeyID: UInt64] = [:]
-    private var activeKey: KeyID?
+    private var activeKey: KeyID? {
+        didSet { acceptedKey = nil }
+    }
+    /// The last key ``keyProblem(_:)`` accepted, while the trusted, retired and active keys stay the same: most
+    /// entries are signed by the key of the entry before them.
+    private var acceptedKey: KeyID?
     private var logId: [UInt8]?
     private var tip: Tip?
     private var pending: Pending?
@@ -58,7 +63,7 @@ struct ChainAnalyzer: Sendable {
     }
 
     mutating func countSignatures(_ examined: [ExaminedEntry]) {
-        report.signaturesChecked += examined.count { $0.entry != nil && $0.signature != .unchecked }
+        report.signaturesChecked += examined.count { $0.kind != nil && $0.signature != .unchecked }
     }
 
     mutating func examine(_ entries: [ExaminedEntry]) {
@@ -77,14 +82,13 @@ struct ChainAnalyzer: Sendable {
     private mutating func examine(_ examined: ExaminedEntry) {
         report.entriesChecked += 1
         let expected = tip.map { $0.seq + 1 } ?? firstSeq
-        guard let entry = examined.entry else {
+        guard let header = examined.header else {
             resolvePending(nextPrevHash: nil)
             let seq = examined.storageSeq ?? expected
             problem(seq, .malformed, examined.malformed ?? "entry does not follow the layout")
             tip = Tip(seq: max(seq, tip?.seq ?? 0), hash: nil)
             return
         }
-        let header = entry.header
         resolvePending(nextPrevHash: header.prevHash)
 
         // An entry whose signature fails is not authentic: only its position is used.
@@ -109,7 +113,7 @@ struct ChainAnalyzer: Sendable {
             return
         }
 
-        let keyProblem = keyProblem(header.signingKeyId)
+        let keyProblem = header.signingKeyId == acceptedKey ? nil : keyProblem(header.signingKeyId)
         if let keyProblem { problem(header.seq, .unknownKey, keyProblem) }
         guard placeInSequence(header, hash: examined.hash) else { return }
         guard keyProblem == nil else { return }
@@ -121,10 +125,10 @@ struct ChainAnalyzer: Sendable {
             )
             return
         }
-        checkContent(entry)
+        checkContent(examined)
     }
 
-    private func keyProblem(_ keyId: KeyID) -> String? {
+    private mutating func keyProblem(_ keyId: KeyID) -> String? {
         if let retiredAt = retired[keyId] {
             return "signed by key \(keyId), which the rotation at seq \(retiredAt) retired"
         }
@@ -134,6 +138,7 @@ struct ChainAnalyzer: Sendable {
         if let activeKey, activeKey != keyId {
             return "signed by key \(keyId), but the active key is \(activeKey)"
         }
+        acceptedKey = keyId
         return nil
     }
 
@@ -220,17 +225,17 @@ struct ChainAnalyzer: Sendable {
     }
 
     /// Checks what the record says, once the entry is known authentic.
-    private mutating func checkContent(_ entry: SealedEntry) {
-        let header = entry.header
+    private mutating func checkContent(_ examined: ExaminedEntry) {
+        guard let header = examined.header else { return }
         if (header.seq == 0) != (header.kind == .genesis) {
             problem(header.seq, .payloadInvalid, "a genesis record must be at seq 0, and seq 0 must be the genesis")
             return
         }
         guard header.kind.isEncrypted else {
-            checkSystemRecord(entry)
+            if let entry = examined.entry { checkSystemRecord(entry) }
             return
         }
-        guard !dataKeys.isEmpty else { return }
+        guard !dataKeys.isEmpty, let entry = examined.entry else { return }
         guard let key = dataKeys[header.dataKeyId] else {
             problem(header.seq, .payloadUndecryptable, "no data key with id \(header.dataKeyId) was given")
             return
@@ -286,6 +291,7 @@ struct ChainAnalyzer: Sendable {
             if newId != header.signingKeyId { retired[header.signingKeyId] = header.seq }
             retired[newId] = nil
             activeKey = newId
+            acceptedKey = nil
         case .accountedRemoval(let removal), .retentionPrune(let removal):
             guard removal.lastSeq < header.seq else {
                 problem(header.seq, .payloadInvalid, "a removal record can only account for earlier entries")

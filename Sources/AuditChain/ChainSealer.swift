@@ -105,13 +105,47 @@ public struct ChainSealer: Sendable {
         time: AuditTimestamp,
         parallelism: Int
     ) throws(AuditChainError) -> [SealedEntry] {
+        try sealBatch(count: events.count, parallelism: parallelism) { sealer, index throws(AuditChainError) in
+            try sealer.prepare(events[index].event, time: time, nonce: events[index].nonce)
+        }
+    }
+
+    /// Seals a batch of validated events (their canonical payloads were encoded during validation), signing in
+    /// parallel on `parallelism` threads.
+    /// - Throws: ``AuditChainError`` as ``seal(_:time:nonce:)``; on error nothing is sealed and the head is unchanged.
+    public mutating func seal(
+        _ events: [(event: ValidatedEvent, nonce: [UInt8])],
+        time: AuditTimestamp,
+        parallelism: Int
+    ) throws(AuditChainError) -> [SealedEntry] {
+        try sealBatch(count: events.count, parallelism: parallelism) { sealer, index throws(AuditChainError) in
+            try sealer.prepare(plaintext: events[index].event.canonicalPayload, time: time, nonce: events[index].nonce)
+        }
+    }
+
+    /// Prepares entries in order (chaining, encrypting, hashing) on one thread while the others sign those already
+    /// prepared; on error nothing is sealed and the head is unchanged.
+    private mutating func sealBatch(
+        count: Int,
+        parallelism: Int,
+        prepare: (inout ChainSealer, Int) throws(AuditChainError) -> PreparedEntry
+    ) throws(AuditChainError) -> [SealedEntry] {
         var copy = self
-        var prepared: [PreparedEntry] = []
-        prepared.reserveCapacity(events.count)
-        for item in events { prepared.append(try copy.prepare(item.event, time: time, nonce: item.nonce)) }
-        self = copy
+        var failure: AuditChainError?
         let key = signingKey
-        return Parallel.map(prepared, parallelism: parallelism) { $0.signed(with: key) }
+        let sealed = Parallel.pipeline(count: count, parallelism: parallelism) { index -> PreparedEntry? in
+            do throws(AuditChainError) {
+                return try prepare(&copy, index)
+            } catch {
+                failure = error
+                return nil
+            }
+        } transform: {
+            $0.signed(with: key)
+        }
+        guard let sealed else { throw failure ?? AuditChainError(.chainMismatch, "sealing stopped") }
+        self = copy
+        return sealed
     }
 
     /// Seals a system record (not encrypted). Key rotations go through ``rotateKeys(signingKey:dataKey:reason:time:)``.
@@ -160,10 +194,19 @@ public struct ChainSealer: Sendable {
     ) throws(AuditChainError)
         -> PreparedEntry
     {
+        try prepare(plaintext: event.canonicalPayload, time: time, nonce: nonce)
+    }
+
+    private mutating func prepare(
+        plaintext: [UInt8],
+        time: AuditTimestamp,
+        nonce: [UInt8]
+    ) throws(AuditChainError)
+        -> PreparedEntry
+    {
         guard nonce.count == FormatConstants.nonceSize else {
             throw AuditChainError(.chainMismatch, "an AES-GCM nonce is 12 bytes, got \(nonce.count)")
         }
-        let plaintext = event.canonicalPayload
         let sealedLength = plaintext.count + FormatConstants.tagSize
         guard sealedLength <= FormatConstants.maxPayloadLength else {
             throw AuditChainError(
@@ -172,18 +215,23 @@ public struct ChainSealer: Sendable {
             )
         }
         let header = nextHeader(kind: .event, time: time, dataKeyId: dataKey.id, payloadLength: sealedLength)
+        let headerBytes = header.encoded
         let box: AES.GCM.SealedBox
         do {
             box = try AES.GCM.seal(
                 plaintext,
                 using: dataKey.key,
                 nonce: try AES.GCM.Nonce(data: nonce),
-                authenticating: header.encoded
+                authenticating: headerBytes
             )
         } catch {
             throw AuditChainError(.chainMismatch, "AES-GCM refused to seal: \(error)")
         }
-        return advance(PreparedEntry(header: header, nonce: nonce, payload: Array(box.ciphertext) + Array(box.tag)))
+        var payload: [UInt8] = []
+        payload.reserveCapacity(sealedLength)
+        payload.append(contentsOf: box.ciphertext)
+        payload.append(contentsOf: box.tag)
+        return advance(PreparedEntry(header: header, headerBytes: headerBytes, nonce: nonce, payload: payload))
     }
 
     private func nextHeader(kind: RecordKind, time: AuditTimestamp, dataKeyId: KeyID, payloadLength: Int) -> EntryHeader
@@ -214,12 +262,12 @@ struct PreparedEntry: Sendable {
     let payloadDigest: [UInt8]
     let entryHash: [UInt8]
 
-    init(header: EntryHeader, nonce: [UInt8], payload: [UInt8]) {
+    init(header: EntryHeader, headerBytes: [UInt8]? = nil, nonce: [UInt8], payload: [UInt8]) {
         self.header = header
         self.nonce = nonce
         self.payload = payload
         self.payloadDigest = SealedEntry.payloadDigest(nonce: nonce, payload: payload)
-        self.entryHash = SealedEntry.entryHash(header: header.encoded, payloadDigest: payloadDigest)
+        self.entryHash = SealedEntry.entryHash(header: headerBytes ?? header.encoded, payloadDigest: payloadDigest)
     }
 
     func signed(with key: SigningKey) -> SealedEntry {
@@ -228,7 +276,8 @@ struct PreparedEntry: Sendable {
             payloadDigest: payloadDigest,
             nonce: nonce,
             payload: payload,
-            signature: key.sign(SealedEntry.signedMessage(entryHash: entryHash))
+            signature: key.sign(SealedEntry.signedMessage(entryHash: entryHash)),
+            entryHash: entryHash
         )
     }
 }

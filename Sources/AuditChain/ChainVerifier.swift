@@ -40,7 +40,8 @@ public struct ChainVerifier: Sendable {
     private var analyzer: ChainAnalyzer
     /// Public keys by id, for the signature checks; the analyzer decides which of them are trusted when.
     private var candidateKeys: [KeyID: Curve25519.Signing.PublicKey]
-    private var segment: [ParsedEntry] = []
+    /// Entries received since the last flush, not parsed yet (parsing happens in the parallel pass).
+    private var segment: [RawEntry] = []
 
     /// Entries consumed so far.
     public private(set) var entriesConsumed = 0
@@ -61,15 +62,10 @@ public struct ChainVerifier: Sendable {
     ///   - storageSeq: the sequence number the storage files it under, if any (locates malformed entries).
     public mutating func consume(_ bytes: [UInt8], storageSeq: UInt64? = nil) {
         entriesConsumed += 1
-        let parsed: ParsedEntry
-        do {
-            parsed = ParsedEntry(storageSeq: storageSeq, entry: try SealedEntry(serialized: bytes), malformed: nil)
-        } catch {
-            parsed = ParsedEntry(storageSeq: storageSeq, entry: nil, malformed: error.message)
-        }
-        segment.append(parsed)
+        // Only the kind is read here (is it an anchor?); the entry is parsed in the parallel pass.
+        let kind = SealedEntry.kindIfWellFormed(bytes)
+        segment.append(RawEntry(bytes: bytes, storageSeq: storageSeq))
         if options.fast {
-            let kind = parsed.entry?.header.kind
             if kind == .genesis || kind == .keyRotation || kind == .checkpoint
                 || segment.count >= options.anchorInterval
             {
@@ -97,82 +93,169 @@ public struct ChainVerifier: Sendable {
             let anchorsOnly = examine(entries, checkAllSignatures: false)
             analyzer.examine(anchorsOnly)
             if analyzer.isUndisturbed(since: snapshot) { return }
+            // Something failed in this segment: check every signature, so the problem is pinned to its entry.
             analyzer = snapshot
+            let keys = candidateKeys
+            let checked = Parallel.map(anchorsOnly, parallelism: options.parallelism) { examined in
+                examined.signature == .unchecked ? examined.checkingSignature(keys: keys) : examined
+            }
+            analyzer.countSignatures(checked)
+            analyzer.examine(checked)
+            return
         }
         analyzer.examine(examine(entries, checkAllSignatures: true))
     }
 
-    /// The parallel crypto pass: payload digests, entry hashes and the signatures asked for.
-    private mutating func examine(_ entries: [ParsedEntry], checkAllSignatures: Bool) -> [ExaminedEntry] {
-        learnRotationKeys(entries)
+    /// The parallel pass: parsing, payload digests, entry hashes and the signatures asked for.
+    private mutating func examine(_ entries: [RawEntry], checkAllSignatures: Bool) -> [ExaminedEntry] {
         let keys = candidateKeys
         let lastIndex = entries.count - 1
-        let jobs = entries.enumerated().map { index, parsed in
-            (parsed, checkAllSignatures || index == lastIndex || parsed.isAnchorKind)
+        var examined = Parallel.map(Array(entries.enumerated()), parallelism: options.parallelism) { index, raw in
+            ExaminedEntry(raw, keys: keys, checkSignature: checkAllSignatures || index == lastIndex)
         }
-        let examined = Parallel.map(jobs, parallelism: options.parallelism) { parsed, checkSignature in
-            ExaminedEntry(parsed, keys: keys, checkSignature: checkSignature)
+        // Keys announced by rotations in this batch sign entries of the same batch: check those again with them.
+        if learnRotationKeys(examined) {
+            let keys = candidateKeys
+            for index in examined.indices where examined[index].signature == .unknownKey {
+                examined[index] = examined[index].checkingSignature(keys: keys)
+            }
         }
         analyzer.countSignatures(examined)
         return examined
     }
 
-    /// Adds keys announced by rotation records to the candidates (trust is decided later, in order).
-    private mutating func learnRotationKeys(_ entries: [ParsedEntry]) {
-        for case let entry? in entries.map(\.entry) where entry.header.kind == .keyRotation {
+    /// Adds keys announced by rotation records to the candidates (trust is decided later, in order); true if the
+    /// batch holds a rotation.
+    private mutating func learnRotationKeys(_ entries: [ExaminedEntry]) -> Bool {
+        var found = false
+        for examined in entries where examined.kind == .keyRotation {
+            guard let entry = examined.entry else { continue }
+            found = true
             if case .keyRotation(let rotation)? = try? SystemRecord(kind: .keyRotation, payload: entry.payload),
                 let key = try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey)
             {
                 candidateKeys[KeyID.signing(key)] = key
             }
         }
+        return found
     }
 }
 
-/// An entry as read: parsed, or the reason it could not be.
-struct ParsedEntry: Sendable {
+/// An entry as received: its bytes, not parsed yet.
+struct RawEntry: Sendable {
+    let bytes: [UInt8]
     let storageSeq: UInt64?
-    let entry: SealedEntry?
-    let malformed: String?
-
-    var isAnchorKind: Bool {
-        guard let kind = entry?.header.kind else { return false }
-        return kind == .genesis || kind == .keyRotation || kind == .checkpoint
-    }
 }
 
-/// An entry with its crypto checks done.
-struct ExaminedEntry: Sendable {
+/// An entry examined in place: its header decoded, its digest, hash and signature checked on the serialized
+/// bytes (no copy of the payload, nonce or signature); the whole entry is parsed only when its content is read.
+///
+/// A class: batches of them pass through the parallel pass, the analyzer and the fast mode's second look, and
+/// a reference moves with one retain.
+final class ExaminedEntry: Sendable {
     enum Signature: Sendable, Equatable {
         case valid, invalid, unknownKey, unchecked
     }
 
     let storageSeq: UInt64?
-    let entry: SealedEntry?
+    /// The serialized entry.
+    let bytes: [UInt8]
+    /// The decoded header; nil when the entry is malformed.
+    let header: EntryHeader?
     let malformed: String?
     let digestMatches: Bool
     let hash: [UInt8]
     let signature: Signature
 
-    init(_ parsed: ParsedEntry, keys: [KeyID: Curve25519.Signing.PublicKey], checkSignature: Bool) {
-        storageSeq = parsed.storageSeq
-        entry = parsed.entry
-        malformed = parsed.malformed
-        guard let entry = parsed.entry else {
+    /// The record kind, when the entry is well formed.
+    var kind: RecordKind? { header?.kind }
+
+    /// The parsed entry (parsed again on each call: only system records and opened payloads need it).
+    var entry: SealedEntry? {
+        guard header != nil else { return nil }
+        return try? SealedEntry(serialized: bytes)
+    }
+
+    private init(_ other: ExaminedEntry, signature: Signature) {
+        storageSeq = other.storageSeq
+        bytes = other.bytes
+        header = other.header
+        malformed = other.malformed
+        digestMatches = other.digestMatches
+        hash = other.hash
+        self.signature = signature
+    }
+
+    /// Checks the entry's layout and digest and computes its hash, and checks its signature if `checkSignature`
+    /// (anchors are always checked).
+    init(_ raw: RawEntry, keys: [KeyID: Curve25519.Signing.PublicKey], checkSignature: Bool) {
+        storageSeq = raw.storageSeq
+        bytes = raw.bytes
+        let header: EntryHeader
+        do throws(AuditChainError) {
+            // The layout checks of SealedEntry(serialized:), without copying the parts out.
+            guard SealedEntry.kindIfWellFormed(raw.bytes) != nil else {
+                _ = try SealedEntry(serialized: raw.bytes)
+                throw AuditChainError(.malformedEntry, "entry does not follow the layout")
+            }
+            header = try EntryHeader(prefixOf: raw.bytes)
+        } catch {
+            self.header = nil
+            malformed = error.message
             digestMatches = false
             hash = []
             signature = .invalid
             return
         }
-        digestMatches = entry.payloadDigestMatches
-        hash = entry.entryHash
-        if !checkSignature {
-            signature = .unchecked
-        } else if let key = keys[entry.header.signingKeyId] {
-            let valid = key.isValidSignature(entry.signature, for: SealedEntry.signedMessage(entryHash: hash))
-            signature = valid ? .valid : .invalid
+        self.header = header
+        malformed = nil
+        digestMatches = Self.digestMatches(raw.bytes, payloadLength: Int(header.payloadLength))
+        hash = Self.entryHash(raw.bytes)
+        let kind = header.kind
+        if checkSignature || kind == .genesis || kind == .keyRotation || kind == .checkpoint {
+            signature = Self.check(raw.bytes, header: header, hash: hash, keys: keys)
         } else {
-            signature = .unknownKey
+            signature = .unchecked
         }
+    }
+
+    /// The same entry with its signature checked against `keys`.
+    func checkingSignature(keys: [KeyID: Curve25519.Signing.PublicKey]) -> ExaminedEntry {
+        guard let header else { return self }
+        return ExaminedEntry(self, signature: Self.check(bytes, header: header, hash: hash, keys: keys))
+    }
+
+    private static let digestOffset = FormatConstants.headerSize
+    private static let nonceOffset = digestOffset + FormatConstants.hashSize
+
+    /// ``SealedEntry/payloadDigestMatches`` on the serialized bytes: nonce and payload follow the stored digest.
+    private static func digestMatches(_ bytes: [UInt8], payloadLength: Int) -> Bool {
+        var hasher = SHA256()
+        hasher.update(data: FormatConstants.payloadDomain)
+        let end = nonceOffset + FormatConstants.nonceSize + payloadLength
+        bytes.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[nonceOffset..<end])) }
+        return hasher.finalize().withUnsafeBytes { $0.elementsEqual(bytes[digestOffset..<nonceOffset]) }
+    }
+
+    /// ``SealedEntry/entryHash`` on the serialized bytes: the header and digest as stored.
+    private static func entryHash(_ bytes: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: FormatConstants.entryDomain)
+        bytes.withUnsafeBytes {
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<SealedEntry.hashedPrefix]))
+        }
+        return Array(hasher.finalize())
+    }
+
+    private static func check(
+        _ bytes: [UInt8],
+        header: EntryHeader,
+        hash: [UInt8],
+        keys: [KeyID: Curve25519.Signing.PublicKey]
+    ) -> Signature {
+        guard let key = keys[header.signingKeyId] else { return .unknownKey }
+        let start = bytes.count - FormatConstants.signatureSize
+        let valid = key.isValidSignature(bytes[start...], for: SealedEntry.signedMessage(entryHash: hash))
+        return valid ? .valid : .invalid
     }
 }

@@ -59,10 +59,20 @@ public struct EntryHeader: Sendable, Hashable {
     /// Decodes the 108 header bytes.
     /// - Throws: ``AuditChainError`` (``AuditChainError/Code/malformedEntry``) naming the field that is wrong.
     public init(decoding bytes: [UInt8]) throws(AuditChainError) {
-        func malformed(_ message: String) -> AuditChainError { AuditChainError(.malformedEntry, message) }
         guard bytes.count == FormatConstants.headerSize else {
-            throw malformed("header is \(bytes.count) bytes, expected \(FormatConstants.headerSize)")
+            throw AuditChainError(
+                .malformedEntry,
+                "header is \(bytes.count) bytes, expected \(FormatConstants.headerSize)"
+            )
         }
+        try self.init(prefixOf: bytes)
+    }
+
+    /// Decodes the header at the start of `bytes` (a serialized entry), without copying it out first.
+    /// - Throws: ``AuditChainError`` as ``init(decoding:)``; `bytes` must hold at least the header.
+    init(prefixOf bytes: [UInt8]) throws(AuditChainError) {
+        func malformed(_ message: String) -> AuditChainError { AuditChainError(.malformedEntry, message) }
+        precondition(bytes.count >= FormatConstants.headerSize, "a header is 108 bytes")
         var reader = ByteReader(bytes)
         guard reader.read(4) == FormatConstants.magic else { throw malformed("bad magic (not an AUDC entry)") }
         guard let version = reader.readInteger(UInt8.self), version == FormatConstants.version else {

@@ -2,6 +2,74 @@ extension EventCatalogue {
     /// Checks an event against its type: identifiers, attributes, secret names and payload size.
     /// - Throws: ``AuditEventError`` naming the type, the field and what is wrong.
     public func validate(_ event: AuditEvent) throws(AuditEventError) {
+        _ = try validated(event)
+    }
+
+    /// Checks an event as ``validate(_:)`` does and returns it with its canonical payload, encoded once for both
+    /// the size check and sealing (the batch `seal` of ``ChainSealer`` that takes validated events).
+    /// - Throws: ``AuditEventError`` naming the type, the field and what is wrong.
+    public func validated(_ event: AuditEvent) throws(AuditEventError) -> ValidatedEvent {
+        if let spec = types[event.type], passesRules(event, spec) {
+            let payload = event.canonicalPayload
+            if payload.count <= maxPayloadBytes { return ValidatedEvent(event: event, canonicalPayload: payload) }
+        }
+        // Something is wrong: find the first problem in the documented order, with its message.
+        try reportFirstProblem(event)
+        return ValidatedEvent(event: event, canonicalPayload: event.canonicalPayload)
+    }
+
+    /// Validates a batch as ``validated(_:)`` validates each event, on up to `parallelism` threads for a large
+    /// batch.
+    /// - Throws: the ``AuditEventError`` of the first invalid event, in order.
+    public func validated(_ events: [AuditEvent], parallelism: Int) throws(AuditEventError) -> [ValidatedEvent] {
+        let outcomes = Parallel.map(events, parallelism: events.count >= 256 ? parallelism : 1) { event in
+            Result { () throws(AuditEventError) in try self.validated(event) }
+        }
+        var validated: [ValidatedEvent] = []
+        validated.reserveCapacity(outcomes.count)
+        for outcome in outcomes { validated.append(try outcome.get()) }
+        return validated
+    }
+
+    /// True when the event passes every rule but the payload size; no allocation, no ordering (the error path,
+    /// ``reportFirstProblem(_:)``, decides which problem is reported first).
+    private func passesRules(_ event: AuditEvent, _ spec: EventType) -> Bool {
+        for value in [event.userId, event.deviceId, event.idempotencyKey] {
+            guard !value.isEmpty, value.utf8.count <= Self.maxIdentifierBytes else { return false }
+        }
+        guard event.occurredAt >= .minimum, event.occurredAt <= .maximum else { return false }
+        guard SecretAttributeRule.passes(event.attributes) else { return false }
+        var present = 0
+        for (attribute, rule) in spec.attributes {
+            guard let value = event.attributes[attribute] else {
+                if rule.required { return false }
+                continue
+            }
+            present += 1
+            guard Self.passes(value, rule) else { return false }
+        }
+        return spec.additionalAttributes || present == event.attributes.count
+    }
+
+    private static func passes(_ value: JSONValue, _ rule: FieldSpec) -> Bool {
+        switch (rule.type, value) {
+        case (.string, .string(let text)):
+            let length = text.utf8.count
+            if let minLength = rule.minLength, length < minLength { return false }
+            if let maxLength = rule.maxLength, length > maxLength { return false }
+            if let allowed = rule.allowedValues, !allowed.contains(text) { return false }
+            return true
+        case (.integer, .integer(let number)):
+            if let minimum = rule.minimum, number < minimum { return false }
+            if let maximum = rule.maximum, number > maximum { return false }
+            return true
+        case (.boolean, .bool), (.object, .object), (.array, .array): return true
+        default: return false
+        }
+    }
+
+    /// The rules in their documented order; throws the first problem found.
+    private func reportFirstProblem(_ event: AuditEvent) throws(AuditEventError) {
         guard let spec = types[event.type] else {
             throw AuditEventError(.unknownType, eventType: event.type, "unknown event type")
         }

@@ -53,9 +53,9 @@ public enum JSONValue: Sendable, Hashable {
 
     func appendCanonical(to out: inout [UInt8]) {
         switch self {
-        case .null: out.append(contentsOf: Array("null".utf8))
-        case .bool(let value): out.append(contentsOf: Array((value ? "true" : "false").utf8))
-        case .integer(let value): out.append(contentsOf: Array(String(value).utf8))
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
+        case .integer(let value): out.append(contentsOf: String(value).utf8)
         case .string(let value): Self.appendString(value, to: &out)
         case .array(let values):
             out.append(UInt8(ascii: "["))
@@ -65,20 +65,40 @@ public enum JSONValue: Sendable, Hashable {
             }
             out.append(UInt8(ascii: "]"))
         case .object(let members):
-            out.append(UInt8(ascii: "{"))
+            Self.appendObject(members, to: &out)
+        }
+    }
+
+    /// Appends an object with its keys sorted by their UTF-8 bytes.
+    static func appendObject(_ members: [String: JSONValue], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        switch members.count {
+        case 0: break
+        case 1:
+            let member = members.first!
+            appendString(member.key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            member.value.appendCanonical(to: &out)
+        default:
             let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             for (index, member) in sorted.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                Self.appendString(member.key, to: &out)
+                appendString(member.key, to: &out)
                 out.append(UInt8(ascii: ":"))
                 member.value.appendCanonical(to: &out)
             }
-            out.append(UInt8(ascii: "}"))
         }
+        out.append(UInt8(ascii: "}"))
     }
 
     static func appendString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Fast path: nothing to escape (the usual case), so the bytes are copied as they are.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: string.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

@@ -6,23 +6,50 @@ public import Crypto
 /// || signature (64)`, where n is the header's payload length.
 public struct SealedEntry: Sendable, Hashable {
     /// The header (AES-GCM associated data).
-    public var header: EntryHeader
+    public var header: EntryHeader {
+        didSet { entryHash = Self.entryHash(header: header.encoded, payloadDigest: payloadDigest) }
+    }
     /// SHA-256("audit-chain/v1/payload" || nonce || payload), as stored.
-    public var payloadDigest: [UInt8]
+    public var payloadDigest: [UInt8] {
+        didSet { entryHash = Self.entryHash(header: header.encoded, payloadDigest: payloadDigest) }
+    }
     /// The AES-GCM nonce (12 zero bytes for records that are not encrypted).
     public var nonce: [UInt8]
     /// Ciphertext followed by the 16-byte tag for events; canonical JSON for system records.
     public var payload: [UInt8]
     /// Ed25519 signature over "audit-chain/v1/signature" || entry hash.
     public var signature: [UInt8]
+    /// The entry hash over the stored header and payload digest: SHA-256("audit-chain/v1/entry" || header ||
+    /// payloadDigest). Computed once, when the entry is made or its header or payload digest changes.
+    public private(set) var entryHash: [UInt8]
 
     /// Creates an entry from its parts.
     public init(header: EntryHeader, payloadDigest: [UInt8], nonce: [UInt8], payload: [UInt8], signature: [UInt8]) {
+        self.init(
+            header: header,
+            payloadDigest: payloadDigest,
+            nonce: nonce,
+            payload: payload,
+            signature: signature,
+            entryHash: Self.entryHash(header: header.encoded, payloadDigest: payloadDigest)
+        )
+    }
+
+    /// Creates an entry whose entry hash the caller has just computed from the same header and digest.
+    init(
+        header: EntryHeader,
+        payloadDigest: [UInt8],
+        nonce: [UInt8],
+        payload: [UInt8],
+        signature: [UInt8],
+        entryHash: [UInt8]
+    ) {
         self.header = header
         self.payloadDigest = payloadDigest
         self.nonce = nonce
         self.payload = payload
         self.signature = signature
+        self.entryHash = entryHash
     }
 
     /// Fixed bytes around the payload in a serialized entry.
@@ -50,7 +77,7 @@ public struct SealedEntry: Sendable, Hashable {
                 "entry is \(bytes.count) bytes, shorter than the \(Self.overhead) fixed bytes"
             )
         }
-        let header = try EntryHeader(decoding: Array(bytes[0..<FormatConstants.headerSize]))
+        let header = try EntryHeader(prefixOf: bytes)
         let length = Int(header.payloadLength)
         guard length <= FormatConstants.maxPayloadLength, bytes.count == Self.overhead + length else {
             throw AuditChainError(
@@ -59,13 +86,38 @@ public struct SealedEntry: Sendable, Hashable {
             )
         }
         var reader = ByteReader(bytes, offset: FormatConstants.headerSize)
+        // The header decodes only from its canonical encoding, so the stored header and digest bytes are exactly
+        // what the entry hash covers: hash them where they lie instead of encoding the header again.
+        var hasher = SHA256()
+        hasher.update(data: FormatConstants.entryDomain)
+        bytes.withUnsafeBytes {
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<Self.hashedPrefix]))
+        }
         self.init(
             header: header,
             payloadDigest: reader.read(FormatConstants.hashSize)!,
             nonce: reader.read(FormatConstants.nonceSize)!,
             payload: reader.read(length)!,
-            signature: reader.read(FormatConstants.signatureSize)!
+            signature: reader.read(FormatConstants.signatureSize)!,
+            entryHash: Array(hasher.finalize())
         )
+    }
+
+    /// The serialized prefix the entry hash covers after its domain: header and payload digest.
+    static let hashedPrefix = FormatConstants.headerSize + FormatConstants.hashSize
+
+    /// The record kind of a serialized entry if ``init(serialized:)`` would accept its layout, else nil; reads a
+    /// few bytes and allocates nothing.
+    static func kindIfWellFormed(_ bytes: [UInt8]) -> RecordKind? {
+        guard bytes.count >= overhead, bytes[0..<4].elementsEqual(FormatConstants.magic),
+            bytes[4] == FormatConstants.version, let kind = RecordKind(rawValue: bytes[5]), bytes[6] == 0, bytes[7] == 0
+        else { return nil }
+        var length = 0
+        for index in (FormatConstants.headerSize - 4)..<FormatConstants.headerSize {
+            length = length << 8 | Int(bytes[index])
+        }
+        guard length <= FormatConstants.maxPayloadLength, bytes.count == overhead + length else { return nil }
+        return kind
     }
 
     /// SHA-256("audit-chain/v1/payload" || nonce || payload), recomputed from the bytes.
@@ -88,9 +140,6 @@ public struct SealedEntry: Sendable, Hashable {
 
     /// The message an entry signature covers: "audit-chain/v1/signature" || entryHash.
     public static func signedMessage(entryHash: [UInt8]) -> [UInt8] { FormatConstants.signatureDomain + entryHash }
-
-    /// The entry hash over the stored header and payload digest.
-    public var entryHash: [UInt8] { Self.entryHash(header: header.encoded, payloadDigest: payloadDigest) }
 
     /// Whether the stored payload digest matches the nonce and payload bytes.
     public var payloadDigestMatches: Bool {

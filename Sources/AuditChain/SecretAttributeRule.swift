@@ -20,6 +20,7 @@ public enum SecretAttributeRule {
 
     /// The secret word in a name that makes it refused, or nil if the name is acceptable.
     public static func secretWord(in name: String) -> String? {
+        if case .ascii(let word) = asciiVerdict(name) { return word }
         let words = Self.words(of: name)
         guard let last = words.last, !metadataWords.contains(last) || words.count == 1 else { return nil }
         return words.first(where: secretWords.contains)
@@ -46,6 +47,76 @@ public enum SecretAttributeRule {
         }
         if !current.isEmpty { words.append(current) }
         return words
+    }
+
+    /// True when no name in `attributes` (nested objects and arrays included) carries a secret.
+    static func passes(_ attributes: [String: JSONValue]) -> Bool {
+        for (name, value) in attributes {
+            if secretWord(in: name) != nil { return false }
+            switch value {
+            case .object(let members): if !passes(members) { return false }
+            case .array(let values): if !passes(values) { return false }
+            default: break
+            }
+        }
+        return true
+    }
+
+    private static func passes(_ values: [JSONValue]) -> Bool {
+        for value in values {
+            switch value {
+            case .object(let members): if !passes(members) { return false }
+            case .array(let nested): if !passes(nested) { return false }
+            default: break
+            }
+        }
+        return true
+    }
+
+    /// ``secretWord(in:)`` for an ASCII name, splitting its UTF-8 bytes exactly as ``words(of:)`` splits its
+    /// characters (for ASCII, letters, digits and case are the same either way); nil if the name is not ASCII.
+    private static func asciiVerdict(_ name: String) -> ASCIIVerdict {
+        var name = name
+        return name.withUTF8 { bytes -> ASCIIVerdict in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return .notASCII }
+            var firstSecret: String?
+            var lastWord: String?
+            var wordCount = 0
+            var current: [UInt8] = []
+            current.reserveCapacity(bytes.count)
+            func endWord() {
+                guard !current.isEmpty else { return }
+                let word = String(decoding: current, as: UTF8.self)
+                if firstSecret == nil, secretWords.contains(word) { firstSecret = word }
+                lastWord = word
+                wordCount += 1
+                current.removeAll(keepingCapacity: true)
+            }
+            var previousWasLower = false
+            for byte in bytes {
+                let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+                if byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                    || byte == UInt8(ascii: " ") || isDigit
+                {
+                    endWord()
+                    previousWasLower = false
+                    continue
+                }
+                let isUpper = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+                if isUpper, previousWasLower { endWord() }
+                current.append(isUpper ? byte + 32 : byte)
+                previousWasLower = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
+            }
+            endWord()
+            guard let lastWord, !metadataWords.contains(lastWord) || wordCount == 1 else { return .ascii(nil) }
+            return .ascii(firstSecret)
+        }
+    }
+
+    private enum ASCIIVerdict {
+        /// The name is ASCII; the secret word that refuses it, if any.
+        case ascii(String?)
+        case notASCII
     }
 
     static func check(_ attributes: [String: JSONValue], eventType: String, path: String) throws(AuditEventError) {

@@ -124,9 +124,7 @@ public final class AuditLog: Sendable {
     /// - Throws: ``AuditEventError`` for an invalid event (nothing is written), ``LogStoreError`` on failure.
     public func append(_ events: [AuditEvent]) async throws -> [AppendReceipt] {
         // Validation encodes each canonical payload once; sealing reuses it.
-        var validated: [ValidatedEvent] = []
-        validated.reserveCapacity(events.count)
-        for event in events { validated.append(try configuration.catalogue.validated(event)) }
+        let validated = try configuration.catalogue.validated(events, parallelism: configuration.signingParallelism)
         guard !validated.isEmpty else { return [] }
         return try await committer.submit(validated) { batches in
             try await self.commit(batches)
@@ -139,20 +137,25 @@ public final class AuditLog: Sendable {
         return try await storage.append { snapshot in
             var writer = try self.writer(for: snapshot)
             var receipts: [[AppendReceipt]] = []
-            for (batch, batchNonces) in zip(batches, nonces) {
-                let items = zip(batch, batchNonces).map { (event: $0, nonce: $1) }
-                let sealed = try writer.sealer.seal(
-                    items,
-                    time: configuration.now(),
-                    parallelism: configuration.signingParallelism
+            // One seal for every caller's events: the threads share the signatures of the whole commit (64 callers
+            // with one event each would otherwise be 64 one-entry batches, signed on one thread).
+            let items = zip(batches.joined(), nonces.joined()).map { (event: $0, nonce: $1) }
+            let sealed = try writer.sealer.seal(
+                items,
+                time: configuration.now(),
+                parallelism: configuration.signingParallelism
+            )
+            for (item, entry) in zip(items, sealed) {
+                writer.priorities[entry.header.seq] = DeliveryPriority(
+                    configuration.catalogue.priority(of: item.event.event.type)
                 )
-                for (event, entry) in zip(batch, sealed) {
-                    writer.priorities[entry.header.seq] = DeliveryPriority(
-                        configuration.catalogue.priority(of: event.event.type)
-                    )
-                }
-                writer.entries.append(contentsOf: sealed)
-                receipts.append(sealed.map { AppendReceipt(seq: $0.header.seq, entryHash: $0.entryHash) })
+            }
+            writer.entries.append(contentsOf: sealed)
+            var start = 0
+            for batch in batches {
+                let part = sealed[start..<start + batch.count]
+                receipts.append(part.map { AppendReceipt(seq: $0.header.seq, entryHash: $0.entryHash) })
+                start += batch.count
             }
             try self.finish(&writer)
             return (

@@ -111,7 +111,7 @@ public final class SQLiteLogStorage: LogStorage {
                 let snapshot = try Self.readSnapshot(db)
                 let (append, value) = try body(db, snapshot)
                 var expected = snapshot.head.map { $0.seq + 1 } ?? 0
-                let insert = try db.makeStatement(
+                let insert = try db.cachedStatement(
                     sql: "INSERT INTO entries (seq, kind, time, hash, bytes) VALUES (?, ?, ?, ?, ?)"
                 )
                 for entry in append.entries {
@@ -122,10 +122,12 @@ public final class SQLiteLogStorage: LogStorage {
                         )
                     }
                     expected += 1
-                    try insert.execute(arguments: [
+                    // The arguments match the statement's five parameters: no per-row validation.
+                    insert.setUncheckedArguments([
                         Int64(entry.header.seq), Int(entry.header.kind.rawValue),
                         entry.header.time.millisecondsSinceEpoch, Data(entry.entryHash), Data(entry.serialized),
                     ])
+                    try insert.execute()
                 }
                 try Self.enqueue(db, append)
                 for (key, value) in append.metadata {
