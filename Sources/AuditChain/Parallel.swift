@@ -7,13 +7,13 @@ import Glibc
 import Darwin
 #endif
 
-/// Data-parallel helpers for the CPU-bound crypto of sealing and verifying.
-enum Parallel {
+/// Data-parallel helpers for the CPU-bound crypto of sealing and verifying (and the collector's checks).
+public enum Parallel {
     /// Maps `items` with `transform` on up to `parallelism` threads, preserving order.
     ///
     /// Work is handed out in small chunks through a shared counter, so a thread slowed by other load does not
     /// leave the others idle at the end of a batch.
-    static func map<Input: Sendable, Output: Sendable>(
+    public static func map<Input: Sendable, Output: Sendable>(
         _ items: [Input],
         parallelism: Int,
         _ transform: @Sendable (Input) -> Output

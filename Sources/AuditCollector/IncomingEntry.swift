@@ -1,9 +1,7 @@
 import AuditChain
 import AuditQueue
 import Crypto
-import Dispatch
 import Foundation
-import Synchronization
 
 /// One entry of a batch, parsed and hashed, with its signature checked in advance when its key was known.
 struct IncomingEntry: Sendable {
@@ -52,7 +50,8 @@ struct IncomingEntry: Sendable {
         knownKeys: [KeyID: Curve25519.Signing.PublicKey],
         held: [UInt64: HeldEntry]
     ) -> [IncomingEntry] {
-        var prepared = ConcurrentMap.map(items) { IncomingEntry($0) }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        var prepared = Parallel.map(items, parallelism: cores) { IncomingEntry($0) }
         var keys = knownKeys
         for item in prepared {
             guard let entry = item.entry, entry.header.kind == .genesis || entry.header.kind == .keyRotation,
@@ -68,7 +67,7 @@ struct IncomingEntry: Sendable {
         }
         let snapshot = prepared
         let candidates = keys
-        let checks = ConcurrentMap.map(Array(snapshot.indices)) { index -> Bool? in
+        let checks = Parallel.map(Array(snapshot.indices), parallelism: cores) { index -> Bool? in
             let item = snapshot[index]
             guard let entry = item.entry, item.digestMatches, held[item.seq]?.bytes != item.bytes,
                 let key = candidates[entry.header.signingKeyId]
@@ -78,45 +77,4 @@ struct IncomingEntry: Sendable {
         for index in prepared.indices { prepared[index].signatureValid = checks[index] }
         return prepared
     }
-}
-
-/// Maps an array on all cores, preserving order (signature checks are the collector's CPU cost).
-enum ConcurrentMap {
-    static func map<Input: Sendable, Output: Sendable>(
-        _ items: [Input],
-        _ transform: @Sendable (Input) -> Output
-    ) -> [Output] {
-        let workers = min(max(1, ProcessInfo.processInfo.activeProcessorCount), items.count / 32)
-        guard workers > 1 else { return items.map(transform) }
-        let slots = Slots<Output>(count: items.count)
-        let chunk = max(16, items.count / (workers * 8))
-        let next = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: workers) { _ in
-            while true {
-                let start = next.wrappingAdd(chunk, ordering: .relaxed).oldValue
-                guard start < items.count else { return }
-                for index in start..<min(items.count, start + chunk) { slots.store(transform(items[index]), at: index) }
-            }
-        }
-        return slots.values
-    }
-}
-
-/// Result slots written at disjoint indices by several threads and read after they all finished.
-private final class Slots<Value>: @unchecked Sendable {
-    private let storage: UnsafeMutableBufferPointer<Value?>
-
-    init(count: Int) {
-        storage = .allocate(capacity: count)
-        storage.initialize(repeating: nil)
-    }
-
-    deinit {
-        storage.deinitialize()
-        storage.deallocate()
-    }
-
-    func store(_ value: Value, at index: Int) { storage[index] = value }
-
-    var values: [Value] { storage.map { $0! } }
 }
