@@ -1,10 +1,6 @@
 public import AuditChain
+import AuditQueue
 import Crypto
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The collector's Ed25519 receipt key: a file holding the 32-byte seed, mode 0600.
 ///
@@ -18,16 +14,13 @@ public enum CollectorKeyFile {
     public static func loadOrCreate(path: String) throws(CollectorError) -> SigningKey {
         if let key = try load(path: path) { return key }
         let key = SigningKey.generate()
-        let seed = Array(key.privateKey.rawRepresentation)
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            if errno == EEXIST, let raced = try load(path: path) { return raced }
-            throw CollectorError(.storage, "cannot create key file \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        let written = seed.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == seed.count, fsync(fd) == 0 else {
-            throw CollectorError(.storage, "cannot write key file \(path): \(String(cString: strerror(errno)))")
+        do {
+            try PrivateFile.create(path, bytes: Array(key.privateKey.rawRepresentation))
+        } catch .exists {
+            if let raced = try load(path: path) { return raced }
+            throw CollectorError(.storage, "cannot create key file \(path): it appeared and vanished")
+        } catch {
+            throw CollectorError(.storage, "cannot create key file \(path): \(error)")
         }
         return key
     }
@@ -35,20 +28,20 @@ public enum CollectorKeyFile {
     /// Loads the key at `path`; nil if there is no such file.
     /// - Throws: ``CollectorError`` if the file is readable by group or others or is not a 32-byte seed.
     public static func load(path: String) throws(CollectorError) -> SigningKey? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        if info.st_mode & 0o077 != 0 {
+        let data: [UInt8]
+        do {
+            guard let bytes = try PrivateFile.read(path, maxBytes: 4096) else { return nil }
+            data = bytes
+        } catch .unsafe(let mode) {
             throw CollectorError(
                 .unsafeKeyPermissions,
-                "collector key file \(path) is accessible by group or others "
-                    + "(mode \(String(info.st_mode & 0o777, radix: 8))); it must be private: run `chmod 600 \(path)`"
+                "collector key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode)
             )
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CollectorError(.storage, "cannot read collector key file \(path)")
+        } catch {
+            throw CollectorError(.storage, "cannot read collector key file \(path): \(error)")
         }
         do {
-            return try SigningKey(rawRepresentation: Array(data))
+            return try SigningKey(rawRepresentation: data)
         } catch {
             throw CollectorError(.invalidKey, "\(path) is not a 32-byte Ed25519 seed (\(data.count) bytes)")
         }

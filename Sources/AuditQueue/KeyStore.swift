@@ -105,19 +105,18 @@ public struct KeyStore: Sendable {
     private func readKeyFile(_ name: String) throws -> (String, [UInt8]) {
         for folder in [credentialsDirectory, directory].compactMap({ $0 }) {
             let path = folder + "/" + name
-            var info = stat()
-            guard stat(path, &info) == 0 else { continue }
-            if info.st_mode & 0o077 != 0 {
+            let bytes: [UInt8]?
+            do {
+                bytes = try PrivateFile.read(path, maxBytes: 4096)
+            } catch .unsafe(let mode) {
                 throw LogStoreError(
                     .unsafeKeyPermissions,
-                    "key file \(path) is accessible by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); "
-                        + "it must be private: run `chmod 600 \(path)`"
+                    "key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode)
                 )
+            } catch {
+                throw LogStoreError(.missingKey, "cannot read key file \(path) (\(error))")
             }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw LogStoreError(.missingKey, "cannot read key file \(path)")
-            }
-            return (path, Array(data))
+            if let bytes { return (path, bytes) }
         }
         throw LogStoreError(
             .missingKey,
@@ -130,14 +129,10 @@ public struct KeyStore: Sendable {
     private func writeKeyFile(_ name: String, bytes: [UInt8]) throws {
         try Self.makePrivateDirectory(directory)
         let path = directory + "/" + name
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw LogStoreError(.storage, "cannot create key file \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(fd) == 0 else {
-            throw LogStoreError(.storage, "cannot write key file \(path): \(String(cString: strerror(errno)))")
+        do {
+            try PrivateFile.create(path, bytes: bytes)
+        } catch {
+            throw LogStoreError(.storage, "cannot create key file \(path): \(error)")
         }
         Self.syncDirectory(directory)
     }

@@ -1,0 +1,65 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files only their owner may read: key files, the collector's receipt key, bearer token files. Like ssh, the
+/// programs refuse such a file when group or others have any access to it.
+public enum PrivateFile {
+    /// Why a private file could not be read or written.
+    public enum Failure: Error, Sendable, Equatable {
+        /// Group or others have access; `mode` is the permission bits.
+        case unsafe(mode: UInt32)
+        /// Not a regular file.
+        case notRegular
+        /// The system refused (open, read, write, fsync), or the file is larger than allowed.
+        case io(String)
+        /// The file exists already (exclusive creation).
+        case exists
+    }
+
+    /// The text that tells an operator how to fix ``Failure/unsafe(mode:)`` for `path`.
+    public static func unsafeAdvice(_ path: String, mode: UInt32) -> String {
+        "is accessible by group or others (mode \(String(mode, radix: 8))); it must be private: run `chmod 600 \(path)`"
+    }
+
+    /// Reads the file at `path`, checking its mode on the open descriptor (no window between check and read).
+    /// - Returns: the bytes, or nil if there is no such file.
+    public static func read(_ path: String, maxBytes: Int = 1 << 20) throws(Failure) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .io("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .io("cannot stat \(path): \(String(cString: strerror(errno)))") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegular }
+        guard info.st_mode & 0o077 == 0 else { throw .unsafe(mode: UInt32(info.st_mode & 0o777)) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw .io("cannot read \(path): \(String(cString: strerror(errno)))") }
+            if count == 0 { return bytes }
+            bytes += buffer[0..<count]
+            guard bytes.count <= maxBytes else { throw .io("\(path) is larger than \(maxBytes) bytes") }
+        }
+    }
+
+    /// Creates `path` with mode 0600, exclusively (`O_EXCL`), writes `bytes` and syncs the file.
+    public static func create(_ path: String, bytes: [UInt8]) throws(Failure) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            if errno == EEXIST { throw .exists }
+            throw .io("cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(fd) == 0 else {
+            throw .io("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}
