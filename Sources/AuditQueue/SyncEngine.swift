@@ -178,7 +178,12 @@ public actor SyncEngine {
             var prepared = Prepared()
             prepared.removed = DeliveryLimits.enforce(&table, now: effective, policy: policy)
             DeliveryStatus.addDropped(prepared.removed, stored: sealer.storedMetadata, into: &sealer.metadata)
-            sealer.metadata[DeliveryStatus.Meta.effectiveTime] = String(effective)
+            // The persisted effective time is only a floor after a restart: a minute's precision is enough, and an
+            // idle cycle then commits nothing (no fsync every idle interval).
+            let stored = sealer.storedMetadata[DeliveryStatus.Meta.effectiveTime].flatMap { Int64($0) }
+            if stored.map({ effective - $0 >= 60_000 }) ?? true {
+                sealer.metadata[DeliveryStatus.Meta.effectiveTime] = String(effective)
+            }
             guard mayAttempt else {
                 prepared.pending = table.count(.pending)
                 return prepared
