@@ -15,22 +15,9 @@ public final class CollectorStore: Sendable {
     /// - Throws: ``CollectorError`` if SQLite cannot open it or it has another schema.
     public init(path: String) throws(CollectorError) {
         self.path = path
-        var config = Configuration()
-        config.busyMode = .timeout(60)
-        config.label = "audit-collector"
         do {
-            pool = try DatabasePool(path: path, configuration: config)
-            // GRDB sets synchronous = NORMAL with WAL; a receipted entry must survive power loss.
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-                guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == 2 else {
-                    throw CollectorError(.storage, "SQLite refused synchronous = FULL")
-                }
-                try db.inTransaction(.immediate) {
-                    try Self.migrate(db)
-                    return .commit
-                }
-            }
+            // A receipted entry must survive power loss: WAL with synchronous = FULL.
+            pool = try DurableDatabase.open(path: path, label: "audit-collector", migrate: Self.migrate)
         } catch let error as CollectorError {
             throw error
         } catch {

@@ -16,21 +16,8 @@ public final class SQLiteLogStorage: LogStorage {
     /// - Throws: ``LogStoreError`` if SQLite cannot open it or it has another schema.
     public init(path: String) throws {
         self.path = path
-        var config = Configuration()
-        config.busyMode = .timeout(60)
-        config.label = "audit-log"
         do {
-            pool = try DatabasePool(path: path, configuration: config)
-            // GRDB sets synchronous = NORMAL when it enables WAL; an acknowledged append must survive power loss.
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-                let mode = try Int.fetchOne(db, sql: "PRAGMA synchronous")
-                guard mode == 2 else { throw LogStoreError(.storage, "SQLite refused synchronous = FULL") }
-                try db.inTransaction(.immediate) {
-                    try Self.migrate(db)
-                    return .commit
-                }
-            }
+            pool = try DurableDatabase.open(path: path, label: "audit-log", migrate: Self.migrate)
         } catch let error as LogStoreError {
             throw error
         } catch {

@@ -1,0 +1,30 @@
+public import GRDB
+
+/// SQLite through GRDB as the log and the collector need it: WAL (a `DatabasePool`), a busy timeout so several
+/// processes take turns, and `synchronous = FULL`, which GRDB resets to NORMAL when it enables WAL
+/// (../shared/MEASURED.md): without it an acknowledged commit could be lost on power loss.
+public enum DurableDatabase {
+    /// Opens (creating if needed) the database at `path` and runs `migrate` in one `BEGIN IMMEDIATE` transaction.
+    /// - Throws: ``LogStoreError`` if SQLite will not run with `synchronous = FULL`; GRDB's or `migrate`'s errors.
+    public static func open(
+        path: String,
+        label: String,
+        migrate: (Database) throws -> Void
+    ) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        configuration.label = label
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == 2 else {
+                throw LogStoreError(.storage, "SQLite refused synchronous = FULL")
+            }
+            try db.inTransaction(.immediate) {
+                try migrate(db)
+                return .commit
+            }
+        }
+        return pool
+    }
+}
