@@ -23,10 +23,13 @@ extension SQLiteLogStorage {
         guard enqueueExisting else { return }
         // A log written before the delivery table existed: nothing of it was delivered, so all of it is pending.
         // Event payloads are encrypted, so their catalogue priority is unknown here: they count as critical.
+        // The kind → priority mapping comes from DeliveryPriority.of(kind:), the one appends use.
+        let priority = RecordKind.allCases.map { "WHEN \($0.rawValue) THEN \(DeliveryPriority.of(kind: $0).rawValue)" }
         try db.execute(
             sql: """
                 INSERT OR IGNORE INTO delivery (seq, priority, enqueued_at, hash, changed_at)
-                SELECT seq, CASE kind WHEN 0 THEN 1 WHEN 1 THEN 3 WHEN 2 THEN 3 ELSE 2 END, time, hash, time
+                SELECT seq, CASE kind \(priority.joined(separator: " ")) ELSE \(DeliveryPriority.critical.rawValue) END,
+                    time, hash, time
                 FROM entries
                 """
         )

@@ -60,6 +60,29 @@ struct SQLiteLogStorageTests {
         #expect(journal == "wal")
     }
 
+    @Test("a schema-1 log (no delivery table) migrates with every entry pending: nothing escapes delivery")
+    func migrationFromSchemaOne() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let keys = KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil)
+        let log = try await AuditLog.create(storage: SQLiteLogStorage(path: path), keys: keys, deviceId: "d")
+        _ = try await log.append([AuditLogTests.event(1), AuditLogTests.event(2)])
+        // Turn it back into what session 1 wrote: no delivery table, schema version 1.
+        let storage = try #require(log.storage as? SQLiteLogStorage)
+        try await storage.pool.write { db in
+            try db.execute(sql: "DROP TABLE delivery")
+            try db.execute(sql: "UPDATE metadata SET value = '1' WHERE key = 'schemaVersion'")
+        }
+        let reopened = try SQLiteLogStorage(path: path)
+        let table = try reopened.deliveryTable()
+        #expect(table.items(in: .pending).map(\.seq) == [0, 1, 2])
+        #expect(table.items[0]?.priority == .pinned)
+        #expect(table.items[1]?.priority == .critical && table.items[2]?.priority == .critical)
+        let stored = try reopened.entries(from: 1, through: 1, limit: 1).first
+        #expect(table.items[1]?.hash == (try SealedEntry(serialized: try #require(stored).bytes)).entryHash)
+        #expect(try reopened.snapshot().metadata["schemaVersion"] == "2")
+    }
+
     @Test("appends persist across reopening, and an entry that does not continue the head is refused")
     func persistenceAndContinuity() async throws {
         let directory = try TemporaryDirectory()
