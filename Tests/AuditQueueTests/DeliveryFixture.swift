@@ -43,6 +43,10 @@ final class ScriptedTransport: SyncTransport {
     private let state = Mutex((answer: Answer.acceptAll, batches: [SyncBatch](), delivered: [UInt64: [UInt8]]()))
 
     private let reachable = Mutex(false)
+    private let receipt = Mutex<(@Sendable (SyncBatch) -> CollectorReceipt?)?>(nil)
+
+    /// Makes every 200 answer carry the receipt this returns for the batch.
+    func setReceipt(_ make: (@Sendable (SyncBatch) -> CollectorReceipt?)?) { receipt.withLock { $0 = make } }
 
     func set(_ answer: Answer) { state.withLock { $0.answer = answer } }
     func setReachable(_ value: Bool) { reachable.withLock { $0 = value } }
@@ -75,7 +79,7 @@ final class ScriptedTransport: SyncTransport {
                     results.append(SyncEntryResult(seq: entry.seq, status: duplicate ? .duplicate : .accepted))
                 }
             }
-            let body = SyncResponse(results: results, receipt: nil).json.canonicalBytes
+            let body = SyncResponse(results: results, receipt: receipt.withLock { $0 }?(batch)).json.canonicalBytes
             return .response(status: 200, retryAfter: nil, body: body)
         }
     }

@@ -62,6 +62,43 @@ struct SyncEngineTests {
         #expect(await fixture.engine.probeIfDown() == false)
     }
 
+    @Test("a receipt is kept only for this log and a head whose hash matches the local entry")
+    func receipts() async throws {
+        let fixture = try await DeliveryFixture()
+        let collectorKey = SigningKey.generate()
+        let logId = try fixture.log.info().logId
+        @Sendable func receipt(_ batch: SyncBatch, logId: [UInt8], flip: Bool) -> CollectorReceipt? {
+            guard let last = batch.entries.last, var hash = try? SealedEntry(serialized: last.bytes).entryHash
+            else { return nil }
+            if flip { hash[0] ^= 1 }
+            return CollectorReceipt(
+                logId: logId,
+                seq: last.seq,
+                entryHash: hash,
+                receivedAt: AuditTimestamp(millisecondsSinceEpoch: 0),
+                key: collectorKey
+            )
+        }
+        fixture.transport.setReceipt { receipt($0, logId: logId, flip: false) }
+        try await fixture.append(2)
+        try await fixture.engine.cycle()
+        #expect(try fixture.status.receiptSeq == 2)
+        // A collector stating another hash at our sequence number holds a different chain: not kept.
+        fixture.transport.setReceipt { receipt($0, logId: logId, flip: true) }
+        try await fixture.append(1)
+        try await fixture.engine.cycle()
+        #expect(try fixture.status.receiptSeq == 2)
+        // Nor a receipt for another log.
+        fixture.transport.setReceipt { receipt($0, logId: [UInt8](repeating: 7, count: 16), flip: false) }
+        try await fixture.append(1)
+        try await fixture.engine.cycle()
+        #expect(try fixture.status.receiptSeq == 2)
+        fixture.transport.setReceipt { receipt($0, logId: logId, flip: false) }
+        try await fixture.append(1)
+        try await fixture.engine.cycle()
+        #expect(try fixture.status.receiptSeq == 5)
+    }
+
     @Test("a 7-hour outage under a manual clock: degraded, then fail-open, nothing dead-lettered, all delivered after")
     func sevenHourOutage() async throws {
         var policy = DeliveryPolicy()
