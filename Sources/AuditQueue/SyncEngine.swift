@@ -214,7 +214,9 @@ public actor SyncEngine {
         if mayAttempt, !prepared.selected.isEmpty {
             report.attempted = true
             let entries = try log.entries(seqs: prepared.selected)
-            try await deliver(entries, replayed: prepared.replayed, report: &report)
+            // Log id and checkpoint are read once per cycle, not once per (split) request.
+            let context = BatchContext(logId: try log.info().logId, checkpoint: try log.latestCheckpoint())
+            try await deliver(entries, context, replayed: prepared.replayed, report: &report)
         }
         if let retention = policy.retention, report.delivered > 0 {
             let cutoff = AuditTimestamp(millisecondsSinceEpoch: effective - retention.milliseconds)
@@ -242,14 +244,23 @@ public actor SyncEngine {
         var pending = 0
     }
 
-    private func deliver(_ entries: [StoredEntry], replayed: Set<UInt64>, report: inout CycleReport) async throws {
+    private struct BatchContext: Sendable {
+        var logId: [UInt8]
+        var checkpoint: SignedCheckpoint?
+    }
+
+    private func deliver(
+        _ entries: [StoredEntry],
+        _ context: BatchContext,
+        replayed: Set<UInt64>,
+        report: inout CycleReport
+    ) async throws {
         guard !entries.isEmpty else { return }
-        let info = try log.info()
         let batch = SyncBatch(
-            logId: info.logId,
-            batchId: SyncWire.batchKey(logId: info.logId, entries: entries.map(\.bytes)),
+            logId: context.logId,
+            batchId: SyncWire.batchKey(logId: context.logId, entries: entries.map(\.bytes)),
             entries: entries.map { SyncEntry(seq: $0.seq, bytes: $0.bytes) },
-            checkpoint: try log.latestCheckpoint()
+            checkpoint: context.checkpoint
         )
         let started = clocks.monotonic()
         let outcome = await transport.send(batch)
@@ -290,9 +301,9 @@ public actor SyncEngine {
                 try await reject(entries[0].seq, reason: reason, replayed: replayed, report: &report)
             } else {
                 let half = entries.count / 2
-                try await deliver(Array(entries[..<half]), replayed: replayed, report: &report)
+                try await deliver(Array(entries[..<half]), context, replayed: replayed, report: &report)
                 if pipeline.mayAttempt(at: clocks.monotonic()) {
-                    try await deliver(Array(entries[half...]), replayed: replayed, report: &report)
+                    try await deliver(Array(entries[half...]), context, replayed: replayed, report: &report)
                 }
             }
         }
