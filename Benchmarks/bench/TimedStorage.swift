@@ -68,12 +68,13 @@ final class TimedStorage: LogStorage {
     func size() throws -> (count: Int, bytes: Int) { try base.size() }
 
     func withDelivery<Result: Sendable>(
+        scope: DeliveryScope,
         _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
     ) async throws -> Result {
-        try await base.withDelivery(body)
+        try await base.withDelivery(scope: scope, body)
     }
 
-    func deliveryTable() throws -> DeliveryTable { try base.deliveryTable() }
+    func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable { try base.deliveryTable(scope: scope) }
 
     func prune(
         through: UInt64,

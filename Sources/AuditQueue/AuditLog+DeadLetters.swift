@@ -4,7 +4,7 @@ public import AuditChain
 extension AuditLog {
     /// The DLQ, oldest entry first.
     public func deadLetters() throws -> [DeliveryItem] {
-        try storage.deliveryTable().items(in: .dlq)
+        try storage.deliveryTable(scope: .head(0)).items(in: .dlq)
     }
 
     /// Moves DLQ entries back to pending with their attempts reset.
@@ -12,7 +12,7 @@ extension AuditLog {
     /// - Returns: the entries moved.
     public func replayDeadLetters(_ seqs: Set<UInt64>?) async throws -> [UInt64] {
         let now = configuration.now().millisecondsSinceEpoch
-        return try await deliveryTransaction { table, _ in
+        return try await deliveryTransaction(scope: .head(0)) { table, _ in
             var moved: [UInt64] = []
             for item in table.items(in: .dlq) where seqs?.contains(item.seq) ?? true {
                 var item = item

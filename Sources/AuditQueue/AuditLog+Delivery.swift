@@ -25,11 +25,15 @@ public struct SystemRecordSealer: Sendable {
 extension AuditLog {
     /// Runs `body` in one write transaction with the delivery table: the table as the body leaves it, the records
     /// it seals and the metadata it sets are committed together, or nothing is.
+    /// - Parameters:
+    ///   - scope: the rows of the table the body needs (the rest are counted, not loaded).
+    ///   - body: reads and changes the table, seals records and sets metadata.
     public func deliveryTransaction<Result: Sendable>(
+        scope: DeliveryScope = .all,
         _ body: @Sendable (inout DeliveryTable, inout SystemRecordSealer) throws -> Result
     ) async throws -> Result {
         let now = configuration.now
-        return try await storage.withDelivery { snapshot, table in
+        return try await storage.withDelivery(scope: scope) { snapshot, table in
             var sealer = SystemRecordSealer(writer: try self.writer(for: snapshot), time: now())
             let result = try body(&table, &sealer)
             let metadata = sealer.writer.metadata.merging(sealer.metadata) { _, new in new }

@@ -5,6 +5,7 @@ public import AuditChain
 public enum DeliveryLimits {
     /// Applies expiry, the pending limit (FIFO with priorities) and the DLQ limit at effective time `now`.
     /// Entries that leave are marked ``DeliveryState/removed`` with their reason; nothing is deleted here.
+    /// The table holds every row or at least ``DeliveryScope/limits(now:policy:)`` of it (the same result).
     /// - Returns: how many entries left, by reason.
     @discardableResult
     public static func enforce(_ table: inout DeliveryTable, now: Int64, policy: DeliveryPolicy) -> [String: Int] {
@@ -24,11 +25,10 @@ public enum DeliveryLimits {
         // FIFO over events: routine before critical, oldest first. System records (the removal records among
         // them) neither count nor leave: they are few (at most one per run per attempt) and the collector needs
         // them to bridge the gaps.
-        let events = table.items(in: .pending).filter { $0.priority < .system }
-        let excess = events.count - policy.maxEvents
+        let excess = table.pendingEvents - policy.maxEvents
         if excess > 0 {
-            let victims =
-                events
+            let victims = table.items.values
+                .filter { $0.state == .pending && $0.priority < .system }
                 .sorted { ($0.priority, $0.seq) < ($1.priority, $1.seq) }
                 .prefix(excess)
             for victim in victims { remove(victim.seq, "fifo") }
@@ -46,6 +46,7 @@ public enum DeliveryLimits {
     }
 
     /// The accounted-removal records owed for the removed entries, one per run, and deletes their rows.
+    /// The table holds every row or at least ``DeliveryScope/limits(now:policy:)`` of it after ``enforce``.
     ///
     /// A run is a maximal sequence of removed rows with no pending or DLQ row between them (delivered entries
     /// have no row), so a collector that holds everything before the run can jump over it: the record's

@@ -84,14 +84,16 @@ public protocol LogStorage: Sendable {
     /// Number of entries and their total serialized size.
     func size() throws -> (count: Int, bytes: Int)
 
-    /// Runs `body` in one exclusive write transaction with the delivery table loaded; commits the table as the
-    /// body leaves it together with the entries and metadata it returns (which join the table as pending).
+    /// Runs `body` in one exclusive write transaction with the rows of `scope` of the delivery table loaded
+    /// (the rest counted); commits the loaded rows as the body leaves them together with the entries and metadata
+    /// it returns (which join the table as pending).
     func withDelivery<Result: Sendable>(
+        scope: DeliveryScope,
         _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
     ) async throws -> Result
 
-    /// The delivery table (a read, not a transaction).
-    func deliveryTable() throws -> DeliveryTable
+    /// The rows of `scope` of the delivery table, the rest counted (a read, not a transaction).
+    func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable
 
     /// Deletes the entries with `seq <= through` except `keep` (retention), in the same transaction as the
     /// append `body` returns (the pruning record).
@@ -103,6 +105,18 @@ public protocol LogStorage: Sendable {
 }
 
 extension LogStorage {
+    /// ``withDelivery(scope:_:)`` with every row loaded.
+    public func withDelivery<Result: Sendable>(
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+    ) async throws -> Result {
+        try await withDelivery(scope: .all, body)
+    }
+
+    /// The whole delivery table (a read, not a transaction).
+    public func deliveryTable() throws -> DeliveryTable {
+        try deliveryTable(scope: .all)
+    }
+
     /// Visits every entry with `from <= seq <= through` in pages, never holding the whole log in memory.
     /// - Parameter visit: return false to stop early.
     public func forEachEntry(

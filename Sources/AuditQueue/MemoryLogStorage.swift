@@ -40,19 +40,25 @@ public final class MemoryLogStorage: LogStorage {
     }
 
     public func withDelivery<Result: Sendable>(
+        scope: DeliveryScope,
         _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try state.withLock { state in
             var copy = state
-            let (append, result) = try body(copy.snapshot, &copy.delivery)
+            let old = copy.delivery.scoped(scope)
+            var table = old
+            let (append, result) = try body(copy.snapshot, &table)
+            let (deleted, upserted) = table.changes(from: old)
+            for seq in deleted { copy.delivery.items[seq] = nil }
+            for item in upserted { copy.delivery.items[item.seq] = item }
             try copy.apply(append)
             state = copy
             return result
         }
     }
 
-    public func deliveryTable() throws -> DeliveryTable {
-        state.withLock { $0.delivery }
+    public func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable {
+        state.withLock { $0.delivery.scoped(scope) }
     }
 
     public func prune(

@@ -51,34 +51,102 @@ extension SQLiteLogStorage {
         }
     }
 
-    static func readDelivery(_ db: Database) throws -> DeliveryTable {
-        var table = DeliveryTable()
-        let rows = try Row.fetchCursor(
-            db,
-            sql: "SELECT seq, priority, enqueued_at, attempts, state, reason, detail, hash, changed_at FROM delivery"
+    private static let columns = "seq, priority, enqueued_at, attempts, state, reason, detail, hash, changed_at"
+
+    private static func item(_ row: Row) -> DeliveryItem {
+        let seq: Int64 = row[0]
+        let hash: Data = row[7]
+        return DeliveryItem(
+            seq: UInt64(seq),
+            priority: DeliveryPriority(rawValue: row[1]) ?? .critical,
+            enqueuedAt: row[2],
+            attempts: row[3],
+            state: DeliveryState(rawValue: row[4]) ?? .pending,
+            reason: row[5],
+            detail: row[6],
+            hash: Array(hash),
+            changedAt: row[8]
         )
-        while let row = try rows.next() {
-            let seq: Int64 = row[0]
-            let hash: Data = row[7]
-            table.items[UInt64(seq)] = DeliveryItem(
-                seq: UInt64(seq),
-                priority: DeliveryPriority(rawValue: row[1]) ?? .critical,
-                enqueuedAt: row[2],
-                attempts: row[3],
-                state: DeliveryState(rawValue: row[4]) ?? .pending,
-                reason: row[5],
-                detail: row[6],
-                hash: Array(hash),
-                changedAt: row[8]
+    }
+
+    /// Loads the rows of `scope` with queries (the same rows as ``DeliveryTable/scoped(_:)``) and counts the rest.
+    static func readDelivery(_ db: Database, scope: DeliveryScope = .all) throws -> DeliveryTable {
+        var table = DeliveryTable()
+        func load(_ condition: String, _ arguments: StatementArguments = []) throws {
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT \(columns) FROM delivery WHERE \(condition)",
+                arguments: arguments
             )
+            while let row = try rows.next() {
+                let item = item(row)
+                table.items[item.seq] = item
+            }
         }
+        let system = DeliveryPriority.system.rawValue
+        switch scope {
+        case .all:
+            try load("1")
+            return table
+        case .rows(let seqs):
+            let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM delivery WHERE seq = ?")
+            for seq in seqs {
+                guard let signed = Int64(exactly: seq), let row = try Row.fetchOne(statement, arguments: [signed])
+                else { continue }
+                table.items[seq] = item(row)
+            }
+        case .head(let count):
+            try load("state = \(DeliveryState.dlq.rawValue)")
+            try load("state = \(DeliveryState.pending.rawValue) ORDER BY seq LIMIT ?", [max(0, count)])
+        case .limits(let now, let policy):
+            try load(
+                "state != \(DeliveryState.pending.rawValue) OR (priority < ? AND enqueued_at < ?)",
+                [DeliveryPriority.pinned.rawValue, now - policy.maxAge.milliseconds]
+            )
+            let events =
+                try Int.fetchOne(
+                    db,
+                    sql:
+                        "SELECT count(*) FROM delivery WHERE state = \(DeliveryState.pending.rawValue) AND priority < ?",
+                    arguments: [system]
+                ) ?? 0
+            if events > policy.maxEvents {
+                try load(
+                    "state = \(DeliveryState.pending.rawValue) AND priority < ? ORDER BY priority, seq LIMIT ?",
+                    [system, events - policy.maxEvents]
+                )
+            }
+            if let range = DeliveryScope.removalRange(table.items.values, policy: policy) {
+                try load(
+                    "state = \(DeliveryState.pending.rawValue) AND seq BETWEEN ? AND ?",
+                    [Int64(clamping: range.lowerBound), Int64(clamping: range.upperBound)]
+                )
+            }
+        }
+        let counts = try Row.fetchCursor(
+            db,
+            sql: "SELECT state, priority < ?, count(*) FROM delivery GROUP BY 1, 2",
+            arguments: [system]
+        )
+        while let row = try counts.next() {
+            let state = DeliveryState(rawValue: row[0]) ?? .pending
+            let count: Int = row[2]
+            table.unloaded[state, default: 0] += count
+            if state == .pending, row[1] as Bool { table.unloadedPendingEvents += count }
+        }
+        for item in table.items.values {
+            table.unloaded[item.state, default: 0] -= 1
+            if item.state == .pending, item.priority < .system { table.unloadedPendingEvents -= 1 }
+        }
+        table.unloaded = table.unloaded.filter { $0.value != 0 }
         return table
     }
 
     /// Writes the rows that differ between `old` and `new`.
     static func writeDelivery(_ db: Database, from old: DeliveryTable, to new: DeliveryTable) throws {
+        let (deleted, upserted) = new.changes(from: old)
         let delete = try db.cachedStatement(sql: "DELETE FROM delivery WHERE seq = ?")
-        for seq in old.items.keys where new.items[seq] == nil {
+        for seq in deleted {
             try delete.execute(arguments: [Int64(seq)])
         }
         let upsert = try db.cachedStatement(
@@ -90,19 +158,21 @@ extension SQLiteLogStorage {
                     detail = excluded.detail, hash = excluded.hash, changed_at = excluded.changed_at
                 """
         )
-        for (seq, item) in new.items where old.items[seq] != item {
+        for item in upserted {
             try upsert.execute(arguments: [
-                Int64(seq), item.priority.rawValue, item.enqueuedAt, item.attempts, item.state.rawValue, item.reason,
+                Int64(item.seq), item.priority.rawValue, item.enqueuedAt, item.attempts, item.state.rawValue,
+                item.reason,
                 item.detail, Data(item.hash), item.changedAt,
             ])
         }
     }
 
     public func withDelivery<Result: Sendable>(
+        scope: DeliveryScope,
         _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try await transaction { db, snapshot in
-            let old = try Self.readDelivery(db)
+            let old = try Self.readDelivery(db, scope: scope)
             var table = old
             let (append, result) = try body(snapshot, &table)
             try Self.writeDelivery(db, from: old, to: table)
@@ -110,8 +180,8 @@ extension SQLiteLogStorage {
         }
     }
 
-    public func deliveryTable() throws -> DeliveryTable {
-        try pool.read { try Self.readDelivery($0) }
+    public func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable {
+        try pool.read { try Self.readDelivery($0, scope: scope) }
     }
 
     public func prune(

@@ -174,7 +174,10 @@ public actor SyncEngine {
         let policy = policy
         var report = CycleReport()
 
-        let prepared = try await log.deliveryTransaction { table, sealer in
+        // Only the rows the limits need are loaded: the cost of a cycle does not grow with the backlog.
+        var prepared = try await log.deliveryTransaction(scope: .limits(now: effective, policy: policy)) {
+            table,
+            sealer in
             var prepared = Prepared()
             prepared.removed = DeliveryLimits.enforce(&table, now: effective, policy: policy)
             DeliveryStatus.addDropped(prepared.removed, stored: sealer.storedMetadata, into: &sealer.metadata)
@@ -184,24 +187,27 @@ public actor SyncEngine {
             if stored.map({ effective - $0 >= 60_000 }) ?? true {
                 sealer.metadata[DeliveryStatus.Meta.effectiveTime] = String(effective)
             }
-            guard mayAttempt else {
-                prepared.pending = table.count(.pending)
-                return prepared
+            if mayAttempt {
+                // The records travel in the batches that follow: they are pending rows from the commit on.
+                for removal in DeliveryLimits.takeRemovalRecords(&table) {
+                    sealer.seal(.accountedRemoval(removal))
+                    prepared.recordsSealed += 1
+                }
             }
-            for removal in DeliveryLimits.takeRemovalRecords(&table) {
-                prepared.selected.append(sealer.seal(.accountedRemoval(removal)).header.seq)
-                prepared.recordsSealed += 1
-            }
-            let pending = table.items(in: .pending).filter { !notDue.contains($0.seq) }
             prepared.pending = table.count(.pending) + prepared.recordsSealed
-            var selected = pending.prefix(policy.batchSize).map(\.seq)
+            return prepared
+        }
+        if mayAttempt {
+            // The batch: the oldest pending entries not waiting out a retry, then (once after a good sync) the DLQ.
+            let head = try log.storage.deliveryTable(scope: .head(policy.batchSize + notDue.count))
+            prepared.selected = Array(
+                head.items(in: .pending).lazy.filter { !notDue.contains($0.seq) }.prefix(policy.batchSize).map(\.seq)
+            )
             if replay {
-                let dead = table.items(in: .dlq).prefix(max(0, policy.batchSize - selected.count)).map(\.seq)
-                selected += dead
+                let dead = head.items(in: .dlq).prefix(max(0, policy.batchSize - prepared.selected.count)).map(\.seq)
+                prepared.selected += dead
                 prepared.replayed = Set(dead)
             }
-            prepared.selected = selected + prepared.selected.prefix(max(0, policy.batchSize - selected.count))
-            return prepared
         }
         report.removed = prepared.removed
         report.recordsSealed = prepared.recordsSealed
@@ -319,7 +325,7 @@ public actor SyncEngine {
         let policy = policy
         let wall = clocks.wall()
         let receipt = try response.receipt.flatMap { try checkReceipt($0) }
-        let outcome = try await log.deliveryTransaction { table, sealer in
+        let outcome = try await log.deliveryTransaction(scope: .rows(sent.sorted())) { table, sealer in
             var outcome = Applied()
             var removed: [String: Int] = [:]
             for result in response.results where sent.contains(result.seq) {
@@ -393,7 +399,7 @@ public actor SyncEngine {
     /// A single entry the backend refused as a whole request: DLQ, or out with a record if it was a replay.
     private func reject(_ seq: UInt64, reason: String, replayed: Set<UInt64>, report: inout CycleReport) async throws {
         let wall = clocks.wall()
-        let left = try await log.deliveryTransaction { table, sealer in
+        let left = try await log.deliveryTransaction(scope: .rows([seq])) { table, sealer in
             guard var item = table.items[seq] else { return false }
             let leaves = item.state == .dlq || replayed.contains(seq)
             item.state = leaves ? .removed : .dlq
@@ -432,7 +438,7 @@ public actor SyncEngine {
         let metadata = try log.storage.snapshot().metadata
         guard metadata[DeliveryStatus.Meta.health] != health || metadata[DeliveryStatus.Meta.lastError] != error
         else { return }
-        _ = try await log.deliveryTransaction { _, sealer in
+        _ = try await log.deliveryTransaction(scope: .rows([])) { _, sealer in
             sealer.metadata[DeliveryStatus.Meta.health] = health
             sealer.metadata[DeliveryStatus.Meta.lastError] = error
         }
