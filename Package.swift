@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         .target(
@@ -54,6 +56,10 @@ let package = Package(
             dependencies: [
                 "AuditChain", "AuditQueue",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -77,7 +83,8 @@ let package = Package(
         .executableTarget(
             name: "bench",
             dependencies: [
-                "AuditChain", "AuditQueue", "AuditCollector", .product(name: "Crypto", package: "swift-crypto"),
+                "AuditChain", "AuditQueue", "AuditCollector", "AuditAgent",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/bench"
         ),

@@ -1,5 +1,6 @@
 import AuditChain
 import AuditCollector
+import AuditAgent
 import AuditQueue
 import Foundation
 import Synchronization
