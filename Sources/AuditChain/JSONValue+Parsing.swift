@@ -171,7 +171,18 @@ private struct Parser {
 
     mutating func parseString() throws(JSONValue.ParseError) -> String {
         index += 1
-        var out: [UInt8] = []
+        // Fast path: a run of bytes with nothing to unescape (base64 payloads, names) becomes the string at once.
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+            index += 1
+            return String(decoding: bytes[start..<(index - 1)], as: UTF8.self)
+        }
+        var out = Array(bytes[start..<index])
         while true {
             guard index < bytes.count else { throw error("unterminated string") }
             let byte = bytes[index]

@@ -29,6 +29,9 @@ struct JSONValueTests {
     @Test("surrogate pairs and the integer limits parse")
     func acceptedEdges() throws {
         #expect(try parse(#""\ud83d\ude00""#) == .string("\u{1f600}"))
+        // A plain run, then escapes: the fast path hands over to unescaping without losing the run.
+        #expect(try parse(#""abc\"def\\g\nh""#) == .string("abc\"def\\g\nh"))
+        #expect(try parse(#"["plain","",""]"#) == .array([.string("plain"), .string(""), .string("")]))
         #expect(try parse("9007199254740991") == .integer(9_007_199_254_740_991))
         #expect(try parse("-9007199254740991") == .integer(-9_007_199_254_740_991))
     }
