@@ -77,7 +77,7 @@ enum SyncBench {
             HTTPSyncTransport(backend: URL(string: "http://127.0.0.1:\(port)")!, token: nil)
         )
         let engine = try SyncEngine(log: log, transport: transport, policy: policy(batchSize: batchSize))
-        let total = try log.storage.deliveryTable(scope: .rows([])).count(.pending)
+        let total = try log.storage.deliveryTable(scope: .counts).count(.pending)
         var cycles = 0
         var delivered = 0
         let cpu = ProcessStats.cpuSeconds
@@ -135,10 +135,10 @@ enum SyncBench {
         try await withCollector(database: folder + "/drain-collector.sqlite", port: port) { _ in
             let returned = ContinuousClock.now
             let pausedFor = await engine.state.pausedUntil - (returned - origin)
-            let pending = try log.storage.deliveryTable(scope: .rows([])).count(.pending)
+            let pending = try log.storage.deliveryTable(scope: .counts).count(.pending)
             let limit = ContinuousClock.now + .seconds(600)
             while ContinuousClock.now < limit {
-                let left = try log.storage.deliveryTable(scope: .rows([])).count(.pending)
+                let left = try log.storage.deliveryTable(scope: .counts).count(.pending)
                 if left == 0 { break }
                 try await Task.sleep(for: .milliseconds(2))
             }

@@ -97,8 +97,8 @@ public struct DeliveryItem: Sendable, Hashable {
 /// Every entry that has not been delivered, by sequence number: the delivery state beside the log.
 ///
 /// A table may hold only part of the rows (a ``DeliveryScope``): `items` are the rows loaded, and the rows left
-/// out are counted, so ``count(_:)`` is exact in every scope. A body must not add a row that exists but was not
-/// loaded.
+/// out are counted when the scope counts them (``DeliveryScope/counts``). A body must not add a row that exists
+/// but was not loaded.
 public struct DeliveryTable: Sendable, Hashable {
     /// The rows loaded.
     public var items: [UInt64: DeliveryItem]
@@ -117,12 +117,13 @@ public struct DeliveryTable: Sendable, Hashable {
         items.values.filter { $0.state == state }.sorted { $0.seq < $1.seq }
     }
 
-    /// Number of rows in a state, loaded or not.
+    /// Number of rows in a state: loaded, plus those the scope counted.
     public func count(_ state: DeliveryState) -> Int {
         items.values.reduce(unloaded[state, default: 0]) { $0 + ($1.state == state ? 1 : 0) }
     }
 
-    /// Pending events (priority below ``DeliveryPriority/system``), loaded or not: what the pending limit counts.
+    /// Pending events (priority below ``DeliveryPriority/system``): loaded, plus those the scope counted. What the
+    /// pending limit counts.
     public var pendingEvents: Int {
         items.values.reduce(unloadedPendingEvents) { $0 + ($1.state == .pending && $1.priority < .system ? 1 : 0) }
     }

@@ -1,15 +1,20 @@
 /// Which rows of the delivery table a transaction or a read loads.
 ///
 /// Loading every row costs time in proportion to the backlog, and a delivery cycle needs only a few of them. A
-/// scope names the rows a piece of work needs; rows left out are still counted (``DeliveryTable/unloaded``), so
-/// counts are exact in every scope. ``DeliveryTable/scoped(_:)`` is the definition; the SQLite storage loads the
-/// same rows with queries, and a test holds the two to each other.
+/// scope names the rows a piece of work needs. ``all``, ``counts`` and ``limits(now:policy:)`` also count the
+/// rows they leave out (``DeliveryTable/unloaded``), so ``DeliveryTable/count(_:)`` is exact; ``rows(_:)`` and
+/// ``head(_:)`` do not (counting costs a pass over the table), and their counts cover the loaded rows only.
+/// ``DeliveryTable/scoped(_:)`` is the definition; the SQLite storage loads the same rows with queries, and a test
+/// holds the two to each other.
 public enum DeliveryScope: Sendable, Hashable {
     /// Every row.
     case all
-    /// The rows with these sequence numbers (those that exist).
+    /// No row; the counts only.
+    case counts
+    /// The rows with these sequence numbers (those that exist); the rest are not counted.
     case rows([UInt64])
-    /// The first `count` pending rows in sequence order, and every DLQ row: what a batch is chosen from.
+    /// The first `count` pending rows in sequence order, and every DLQ row: what a batch is chosen from. The rest
+    /// are not counted.
     case head(Int)
     /// What ``DeliveryLimits/enforce(_:now:policy:)`` and then ``DeliveryLimits/takeRemovalRecords(_:)`` need at
     /// effective time `now`, with the same result as on the whole table:
@@ -29,6 +34,8 @@ extension DeliveryTable {
         switch scope {
         case .all:
             return self
+        case .counts:
+            break
         case .rows(let seqs):
             for seq in seqs { kept[seq] = items[seq] }
         case .head(let count):
@@ -54,6 +61,7 @@ extension DeliveryTable {
             }
         }
         var table = DeliveryTable(items: kept)
+        guard scope.counts else { return table }
         for item in items.values where kept[item.seq] == nil {
             table.unloaded[item.state, default: 0] += 1
             if item.state == .pending, item.priority < .system { table.unloadedPendingEvents += 1 }
@@ -71,6 +79,14 @@ extension DeliveryTable {
 }
 
 extension DeliveryScope {
+    /// Whether the rows left out are counted.
+    public var counts: Bool {
+        switch self {
+        case .all, .counts, .limits: true
+        case .rows, .head: false
+        }
+    }
+
     /// The sequence range from the lowest to the highest row among `loaded` (a ``limits(now:policy:)`` load before
     /// its separators) that is removed or may be removed by ``DeliveryLimits/enforce(_:now:policy:)``: removed
     /// rows, the pending candidates, and DLQ rows when the DLQ is over its limit.

@@ -37,7 +37,7 @@ public struct DeliveryStatus: Sendable, Hashable {
 
     /// Reads the status from the storage (no transaction; another process may be writing).
     public static func read(_ storage: any LogStorage, policy: DeliveryPolicy = .init()) throws -> DeliveryStatus {
-        let table = try storage.deliveryTable(scope: .rows([]))  // counts only
+        let table = try storage.deliveryTable(scope: .counts)
         let metadata = try storage.snapshot().metadata
         var dropped: [String: Int] = [:]
         for (key, value) in metadata where key.hasPrefix(Meta.droppedPrefix) {

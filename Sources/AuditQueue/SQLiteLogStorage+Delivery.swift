@@ -84,10 +84,32 @@ extension SQLiteLogStorage {
             }
         }
         let system = DeliveryPriority.system.rawValue
+        let pending = DeliveryState.pending.rawValue
+        // One pass counts every state (a state this build does not know reads as pending, as its rows do).
+        var counts: [DeliveryState: Int] = [:]
+        var pendingEvents = 0
+        if scope.counts, scope != .all {
+            let (dlq, removed) = (DeliveryState.dlq.rawValue, DeliveryState.removed.rawValue)
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT total(state NOT IN (\(dlq), \(removed))),
+                        total(state NOT IN (\(dlq), \(removed)) AND priority < ?),
+                        total(state = \(dlq)), total(state = \(removed))
+                    FROM delivery
+                    """,
+                arguments: [system]
+            )
+            let totals = (0..<4).map { Int((row?[$0] as Double?) ?? 0) }
+            counts = [.pending: totals[0], .dlq: totals[2], .removed: totals[3]]
+            pendingEvents = totals[1]
+        }
         switch scope {
         case .all:
             try load("1")
             return table
+        case .counts:
+            break
         case .rows(let seqs):
             let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM delivery WHERE seq = ?")
             for seq in seqs {
@@ -97,43 +119,28 @@ extension SQLiteLogStorage {
             }
         case .head(let count):
             try load("state = \(DeliveryState.dlq.rawValue)")
-            try load("state = \(DeliveryState.pending.rawValue) ORDER BY seq LIMIT ?", [max(0, count)])
+            try load("state = \(pending) ORDER BY seq LIMIT ?", [max(0, count)])
         case .limits(let now, let policy):
             try load(
-                "state != \(DeliveryState.pending.rawValue) OR (priority < ? AND enqueued_at < ?)",
+                "state != \(pending) OR (priority < ? AND enqueued_at < ?)",
                 [DeliveryPriority.pinned.rawValue, now - policy.maxAge.milliseconds]
             )
-            let events =
-                try Int.fetchOne(
-                    db,
-                    sql:
-                        "SELECT count(*) FROM delivery WHERE state = \(DeliveryState.pending.rawValue) AND priority < ?",
-                    arguments: [system]
-                ) ?? 0
-            if events > policy.maxEvents {
+            if pendingEvents > policy.maxEvents {
                 try load(
-                    "state = \(DeliveryState.pending.rawValue) AND priority < ? ORDER BY priority, seq LIMIT ?",
-                    [system, events - policy.maxEvents]
+                    "state = \(pending) AND priority < ? ORDER BY priority, seq LIMIT ?",
+                    [system, pendingEvents - policy.maxEvents]
                 )
             }
             if let range = DeliveryScope.removalRange(table.items.values, policy: policy) {
                 try load(
-                    "state = \(DeliveryState.pending.rawValue) AND seq BETWEEN ? AND ?",
+                    "state = \(pending) AND seq BETWEEN ? AND ?",
                     [Int64(clamping: range.lowerBound), Int64(clamping: range.upperBound)]
                 )
             }
         }
-        let counts = try Row.fetchCursor(
-            db,
-            sql: "SELECT state, priority < ?, count(*) FROM delivery GROUP BY 1, 2",
-            arguments: [system]
-        )
-        while let row = try counts.next() {
-            let state = DeliveryState(rawValue: row[0]) ?? .pending
-            let count: Int = row[2]
-            table.unloaded[state, default: 0] += count
-            if state == .pending, row[1] as Bool { table.unloadedPendingEvents += count }
-        }
+        guard scope.counts else { return table }
+        table.unloaded = counts
+        table.unloadedPendingEvents = pendingEvents
         for item in table.items.values {
             table.unloaded[item.state, default: 0] -= 1
             if item.state == .pending, item.priority < .system { table.unloadedPendingEvents -= 1 }
