@@ -9,11 +9,12 @@ extension AuditLog {
     /// - Returns: the prune record, or nil when nothing qualified.
     @discardableResult
     public func pruneDelivered(before cutoff: AuditTimestamp) async throws -> SealedEntry? {
-        let table = try storage.deliveryTable()
+        // The first entry after the genesis still in delivery ends the prefix (the genesis may have a row too).
+        let lowest = try storage.deliveryTable(scope: .lowest(2)).items.keys.filter { $0 > 0 }.min() ?? .max
         let head = try info().head.seq
         var last: (seq: UInt64, hash: [UInt8])?
         try storage.forEachEntry(from: 1) { stored in
-            guard stored.seq < head, table.items[stored.seq] == nil,
+            guard stored.seq < head, stored.seq < lowest,
                 let entry = try? SealedEntry(serialized: stored.bytes), entry.header.time < cutoff
             else { return false }
             last = (stored.seq, entry.entryHash)

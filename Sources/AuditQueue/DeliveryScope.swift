@@ -2,8 +2,8 @@
 ///
 /// Loading every row costs time in proportion to the backlog, and a delivery cycle needs only a few of them. A
 /// scope names the rows a piece of work needs. ``all``, ``counts`` and ``limits(now:policy:)`` also count the
-/// rows they leave out (``DeliveryTable/unloaded``), so ``DeliveryTable/count(_:)`` is exact; ``rows(_:)`` and
-/// ``head(_:)`` do not (counting costs a pass over the table), and their counts cover the loaded rows only.
+/// rows they leave out (``DeliveryTable/unloaded``), so ``DeliveryTable/count(_:)`` is exact; ``rows(_:)``,
+/// ``head(_:)`` and ``lowest(_:)`` do not (counting costs a pass over the table), and their counts cover the loaded rows only.
 /// ``DeliveryTable/scoped(_:)`` is the definition; the SQLite storage loads the same rows with queries, and a test
 /// holds the two to each other.
 public enum DeliveryScope: Sendable, Hashable {
@@ -16,6 +16,9 @@ public enum DeliveryScope: Sendable, Hashable {
     /// The first `count` pending rows in sequence order, and every DLQ row: what a batch is chosen from. The rest
     /// are not counted.
     case head(Int)
+    /// The `count` rows with the lowest sequence numbers, whatever their state: where the delivered prefix ends.
+    /// The rest are not counted.
+    case lowest(Int)
     /// What ``DeliveryLimits/enforce(_:now:policy:)`` and then ``DeliveryLimits/takeRemovalRecords(_:)`` need at
     /// effective time `now`, with the same result as on the whole table:
     /// - every row not pending (DLQ rows, removed rows awaiting their record);
@@ -41,6 +44,8 @@ extension DeliveryTable {
         case .head(let count):
             for item in items.values where item.state == .dlq { kept[item.seq] = item }
             for item in items(in: .pending).prefix(max(0, count)) { kept[item.seq] = item }
+        case .lowest(let count):
+            for item in items.values.sorted(by: { $0.seq < $1.seq }).prefix(max(0, count)) { kept[item.seq] = item }
         case .limits(let now, let policy):
             let cutoff = now - policy.maxAge.milliseconds
             for item in items.values
@@ -83,7 +88,7 @@ extension DeliveryScope {
     public var counts: Bool {
         switch self {
         case .all, .counts, .limits: true
-        case .rows, .head: false
+        case .rows, .head, .lowest: false
         }
     }
 

@@ -120,6 +120,8 @@ extension SQLiteLogStorage {
         case .head(let count):
             try load("state = \(DeliveryState.dlq.rawValue)")
             try load("state = \(pending) ORDER BY seq LIMIT ?", [max(0, count)])
+        case .lowest(let count):
+            try load("1 ORDER BY seq LIMIT ?", [max(0, count)])
         case .limits(let now, let policy):
             try load(
                 "state != \(pending) OR (priority < ? AND enqueued_at < ?)",

@@ -90,6 +90,7 @@ struct DeliveryScopeTests {
             let seqs = full.items.keys.filter { _ in Bool.random(using: &random) } + [9_999, 10_000]
             let scopes: [DeliveryScope] = [
                 .all, .counts, .rows(seqs), .rows([]), .head(Int.random(in: 0...30, using: &random)),
+                .lowest(Int.random(in: 0...5, using: &random)),
                 .limits(now: Self.now, policy: policy),
             ]
             for scope in scopes {
