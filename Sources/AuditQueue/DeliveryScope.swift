@@ -2,8 +2,9 @@
 ///
 /// Loading every row costs time in proportion to the backlog, and a delivery cycle needs only a few of them. A
 /// scope names the rows a piece of work needs. ``all``, ``counts`` and ``limits(now:policy:)`` also count the
-/// rows they leave out (``DeliveryTable/unloaded``), so ``DeliveryTable/count(_:)`` is exact; ``rows(_:)``,
-/// ``head(_:)`` and ``lowest(_:)`` do not (counting costs a pass over the table), and their counts cover the loaded rows only.
+/// rows they leave out (``DeliveryTable/unloaded``), so ``DeliveryTable/count(_:)`` is exact. ``rows(_:)``,
+/// ``head(_:)`` and ``lowest(_:)`` do not (counting costs a pass over the table): their counts cover the loaded
+/// rows only.
 /// ``DeliveryTable/scoped(_:)`` is the definition; the SQLite storage loads the same rows with queries, and a test
 /// holds the two to each other.
 public enum DeliveryScope: Sendable, Hashable {
@@ -31,7 +32,7 @@ public enum DeliveryScope: Sendable, Hashable {
 }
 
 extension DeliveryTable {
-    /// The part of this (whole) table a scope loads, with the rest counted.
+    /// The part of this (whole) table a scope loads, with the rest counted if the scope counts.
     public func scoped(_ scope: DeliveryScope) -> DeliveryTable {
         var kept: [UInt64: DeliveryItem] = [:]
         switch scope {
