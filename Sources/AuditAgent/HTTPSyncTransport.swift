@@ -70,7 +70,9 @@ public final class HTTPSyncTransport: SyncTransport {
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         do {
             let response = try await Self.client.execute(request, timeout: .seconds(1))
-            _ = try await response.body.collect(upTo: 64 * 1024)
+            // Any answer means the backend is back, whatever it says to a GET; the body is read only to free the
+            // connection (a large one is cut short, which does not change the answer).
+            _ = try? await response.body.collect(upTo: 64 * 1024)
             return true
         } catch {
             return false

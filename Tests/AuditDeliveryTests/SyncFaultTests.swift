@@ -1,4 +1,5 @@
 import AuditChain
+import AuditAgent
 import AuditCollector
 import AuditQueue
 import Foundation
@@ -21,6 +22,26 @@ struct SyncFaultTests {
             #expect(try await fixture.engine.cycle().attempted == false)
             try await fixture.recover()
             try await fixture.expectExactlyOnce()
+        }
+    }
+
+    @Test("the reachability probe: any HTTP answer means reachable; refused or silent does not")
+    func reachabilityProbe() async throws {
+        try await SyncFixture.run { fixture in
+            let seqs = try await fixture.append(2)
+            let transport = HTTPSyncTransport(backend: fixture.proxy.url, token: nil, timeout: .seconds(1))
+            // The collector answers a GET on the events path with an error status: reachable all the same.
+            #expect(await transport.isReachable())
+            try fixture.proxy.set(.refuse)
+            #expect(await transport.isReachable() == false)
+            try fixture.proxy.set(.status(503))
+            #expect(await transport.isReachable())
+            try fixture.proxy.set(.blackhole)
+            #expect(await transport.isReachable() == false)
+            // A probe delivers nothing and counts no attempt.
+            let table = try fixture.table
+            #expect(seqs.allSatisfy { table.items[$0]?.state == .pending && table.items[$0]?.attempts == 0 })
+            #expect(try await fixture.collector.status(logId: fixture.log.info().logId) == nil)
         }
     }
 
