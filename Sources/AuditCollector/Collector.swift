@@ -36,11 +36,20 @@ public final class Collector: Sendable {
     /// Processes one batch: one result per entry in batch order, and a receipt for the head after the commit.
     /// - Throws: ``CollectorError`` or a database error when storing fails (nothing of the batch is stored).
     public func ingest(_ batch: SyncBatch) async throws -> SyncResponse {
+        try await ingestReporting(batch).response
+    }
+
+    /// ``ingest(_:)``, also telling what became of the batch's device checkpoint (nil when it carried none, when
+    /// it had no entries, or when it replayed a batch already stored), so the server can log a refusal.
+    public func ingestReporting(
+        _ batch: SyncBatch
+    ) async throws -> (response: SyncResponse, checkpoint: CheckpointVerdict?) {
         guard !batch.entries.isEmpty else {
-            return SyncResponse(
+            let response = SyncResponse(
                 results: [],
                 receipt: try await store.head(logId: batch.logId).map { receipt(logId: batch.logId, head: $0) }
             )
+            return (response, nil)
         }
         let preview = try await store.preview(logId: batch.logId, seqs: batch.entries.map(\.seq))
         var known = trusted
@@ -56,13 +65,15 @@ public final class Collector: Sendable {
         let outcome = try await store.ingest(
             batch: CollectorStore.BatchKey(batch),
             entries: incoming,
+            checkpoint: batch.checkpoint,
             trusted: trusted,
             receivedAt: clock()
         )
-        return SyncResponse(
+        let response = SyncResponse(
             results: outcome.results,
             receipt: outcome.head.map { receipt(logId: batch.logId, head: $0) }
         )
+        return (response, outcome.checkpoint)
     }
 
     /// What the collector holds of a log, with a receipt for its head; nil for a log it knows nothing of.

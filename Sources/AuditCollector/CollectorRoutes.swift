@@ -60,7 +60,22 @@ struct CollectorRoutes: Sendable {
             return Self.error(.badRequest, "the Idempotency-Key header differs from member \"batchId\"")
         }
         do {
-            return Self.json(.ok, try await collector.ingest(batch).json)
+            let (response, checkpoint) = try await collector.ingestReporting(batch)
+            switch checkpoint {
+            case .refused(let reason):
+                logger.warning(
+                    "device checkpoint not kept",
+                    metadata: ["logId": "\(Hex.encode(batch.logId))", "reason": "\(reason)"]
+                )
+            case .conflict:
+                logger.error(
+                    "device checkpoint contradicts a held entry: the device signed two histories",
+                    metadata: ["logId": "\(Hex.encode(batch.logId))", "seq": "\(batch.checkpoint?.seq ?? 0)"]
+                )
+            case .accepted, nil:
+                break
+            }
+            return Self.json(.ok, response.json)
         } catch {
             logger.error("storing a batch failed", metadata: ["error": "\(error)"])
             var response = Self.error(.serviceUnavailable, "the collector cannot store the batch now; retry later")

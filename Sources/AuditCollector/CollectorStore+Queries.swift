@@ -65,7 +65,7 @@ extension CollectorStore {
             func seqs(_ kind: CollectorIncident.Kind) -> [UInt64] {
                 incidents.filter { ($0["kind"] as String) == kind.rawValue }.map { UInt64($0["seq"] as Int64) }
             }
-            return LogStatus(
+            var status = LogStatus(
                 logId: logId,
                 head: head,
                 highestSeq: highest,
@@ -75,6 +75,21 @@ extension CollectorStore {
                 chainBreaks: seqs(.chainBreak),
                 receipt: nil
             )
+            status.checkpointConflicts = seqs(.checkpointConflict)
+            if let kept = try Row.fetchOne(
+                db,
+                sql: "SELECT checkpoint, receivedAt FROM checkpoints WHERE logId = ?",
+                arguments: [log]
+            ),
+                let json = try? JSONValue(parsing: Array(kept["checkpoint"] as Data)),
+                let checkpoint = try? SignedCheckpoint(json: json)
+            {
+                status.deviceCheckpoint = LogStatus.KeptCheckpoint(
+                    checkpoint: checkpoint,
+                    receivedAt: AuditTimestamp(millisecondsSinceEpoch: kept["receivedAt"])
+                )
+            }
+            return status
         }
     }
 

@@ -125,6 +125,61 @@ extension CollectorStore {
         return CollectorHead(seq: UInt64(row["seq"] as Int64), hash: Array(row["hash"] as Data))
     }
 
+    /// Decides the batch's device checkpoint against the stored keys and entries; keeps it when accepted and
+    /// higher than the one kept, records an incident when it contradicts a held entry.
+    static func record(
+        _ checkpoint: SignedCheckpoint,
+        _ db: Database,
+        logId: [UInt8],
+        trusted: [KeyID: Curve25519.Signing.PublicKey],
+        at receivedAt: AuditTimestamp
+    ) throws -> CheckpointVerdict {
+        let held = try Data.fetchOne(
+            db,
+            sql: "SELECT entryHash FROM entries WHERE logId = ? AND seq = ?",
+            arguments: [Data(logId), Int64(clamping: checkpoint.seq)]
+        )
+        let verdict = CheckpointCheck.decide(
+            checkpoint,
+            logId: logId,
+            keys: try keys(db, logId: logId),
+            trusted: trusted,
+            heldHash: held.map { Array($0) }
+        )
+        let bytes = Data(checkpoint.json.canonicalBytes)
+        switch verdict {
+        case .accepted:
+            try db.execute(
+                sql: """
+                    INSERT INTO checkpoints (logId, seq, entryHash, checkpoint, receivedAt) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(logId) DO UPDATE SET seq = excluded.seq, entryHash = excluded.entryHash,
+                        checkpoint = excluded.checkpoint, receivedAt = excluded.receivedAt
+                    WHERE excluded.seq > checkpoints.seq
+                    """,
+                arguments: [
+                    Data(logId), Int64(clamping: checkpoint.seq), Data(checkpoint.entryHash), bytes,
+                    receivedAt.millisecondsSinceEpoch,
+                ]
+            )
+        case .conflict:
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO incidents (logId, seq, kind, entryHash, bytes, reason, receivedAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Data(logId), Int64(clamping: checkpoint.seq), CollectorIncident.Kind.checkpointConflict.rawValue,
+                    Data(checkpoint.entryHash), bytes,
+                    "a checkpoint signed by the device names another entry than the one held",
+                    receivedAt.millisecondsSinceEpoch,
+                ]
+            )
+        case .refused:
+            break
+        }
+        return verdict
+    }
+
     /// Re-advances the stored head (after every batch: a removal record often bridges a gap left earlier).
     static func advanceHead(_ db: Database, logId: [UInt8]) throws -> CollectorHead? {
         let old = try head(db, logId: logId)

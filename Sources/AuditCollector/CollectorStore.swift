@@ -57,6 +57,10 @@ public final class CollectorStore: Sendable {
                     retryable INTEGER NOT NULL, receivedAt INTEGER NOT NULL
                 );
                 CREATE TABLE IF NOT EXISTS metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS checkpoints (
+                    logId BLOB PRIMARY KEY, seq INTEGER NOT NULL, entryHash BLOB NOT NULL, checkpoint BLOB NOT NULL,
+                    receivedAt INTEGER NOT NULL
+                );
                 """
         )
         let version = try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = 'schemaVersion'")
@@ -78,6 +82,8 @@ public final class CollectorStore: Sendable {
         var results: [SyncEntryResult]
         var head: CollectorHead?
         var replayed: Bool
+        /// What became of the batch's device checkpoint (nil: none, or a replayed batch).
+        var checkpoint: CheckpointVerdict? = nil
     }
 
     /// Decides and stores a batch in one transaction, then advances the head; replays the results of a batch
@@ -85,6 +91,7 @@ public final class CollectorStore: Sendable {
     func ingest(
         batch: BatchKey,
         entries: [IncomingEntry],
+        checkpoint: SignedCheckpoint?,
         trusted: [KeyID: Curve25519.Signing.PublicKey],
         receivedAt: AuditTimestamp
     ) async throws -> Outcome {
@@ -102,7 +109,18 @@ public final class CollectorStore: Sendable {
             try Self.apply(plan, db, logId: batch.logId, receivedAt: receivedAt)
             let head = try Self.advanceHead(db, logId: batch.logId)
             try Self.remember(db, batch, results: plan.results, receivedAt: receivedAt)
-            return Outcome(results: plan.results, head: head, replayed: false)
+            var outcome = Outcome(results: plan.results, head: head, replayed: false)
+            if let checkpoint {
+                // After the entries: a genesis or rotation in this batch may be what makes its key known.
+                outcome.checkpoint = try Self.record(
+                    checkpoint,
+                    db,
+                    logId: batch.logId,
+                    trusted: trusted,
+                    at: receivedAt
+                )
+            }
+            return outcome
         }
     }
 

@@ -95,6 +95,8 @@ public struct CollectorIncident: Sendable, Hashable {
         case fork
         /// Does not link to a held neighbour.
         case chainBreak
+        /// A correctly signed device checkpoint names another entry than the one held at its seq.
+        case checkpointConflict
     }
 
     /// What kind.

@@ -32,6 +32,19 @@ public struct LogStatus: Sendable, Hashable {
     public var chainBreaks: [UInt64]
     /// The signed head (nil while there is no head).
     public var receipt: CollectorReceipt?
+    /// A device checkpoint the collector kept, and when it came.
+    public struct KeptCheckpoint: Sendable, Hashable {
+        /// The checkpoint as the device signed it.
+        public var checkpoint: SignedCheckpoint
+        /// When the batch carrying it arrived.
+        public var receivedAt: AuditTimestamp
+    }
+
+    /// The highest device checkpoint kept (correctly signed, consistent with what is held). When its seq is
+    /// above the head, the device has claimed entries the collector does not hold yet.
+    public var deviceCheckpoint: KeptCheckpoint?
+    /// Seqs at which a correctly signed device checkpoint named another entry than the one held.
+    public var checkpointConflicts: [UInt64] = []
 
     /// How many gaps the status lists at most.
     public static let maxListedGaps = 1000
@@ -71,6 +84,10 @@ public struct LogStatus: Sendable, Hashable {
             "forks": .array(forks.map { .integer(Int64($0)) }),
             "chainBreaks": .array(chainBreaks.map { .integer(Int64($0)) }),
             "receipt": receipt?.json ?? .null,
+            "deviceCheckpoint": deviceCheckpoint.map { kept in
+                .object(["checkpoint": kept.checkpoint.json, "receivedAt": .string(kept.receivedAt.rfc3339)])
+            } ?? .null,
+            "checkpointConflicts": .array(checkpointConflicts.map { .integer(Int64($0)) }),
         ])
     }
 }
