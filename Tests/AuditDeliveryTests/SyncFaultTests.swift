@@ -45,6 +45,20 @@ struct SyncFaultTests {
         }
     }
 
+    @Test("the agent's latest checkpoint travels with the batch, and the collector keeps it")
+    func checkpointTravels() async throws {
+        try await SyncFixture.run { fixture in
+            try await fixture.append(3)
+            let checkpoint = try await fixture.log.writeCheckpoint()
+            try await fixture.append(2)
+            let report = try await fixture.engine.cycle()
+            #expect(report.failure == nil && report.delivered == 7)
+            let status = try #require(try await fixture.collector.status(logId: fixture.log.info().logId))
+            #expect(status.deviceCheckpoint?.checkpoint == checkpoint)
+            #expect(status.checkpointConflicts.isEmpty)
+        }
+    }
+
     @Test("a backend that never answers: timeout, outage, then exactly once")
     func timeout() async throws {
         try await SyncFixture.run { fixture in
