@@ -16,10 +16,12 @@ public enum DeliveryLimits {
             table.items[seq]?.changedAt = now
             left[reason, default: 0] += 1
         }
-        // Expiry: genesis and rotations stay (the collector needs them to verify what follows).
+        // Expiry takes events only. Genesis and rotations stay (the collector needs them to verify what follows),
+        // and so do system records: an expired removal record would be replaced by one that says only "a record
+        // expired", and the account of the entries it stood for would be lost.
         let maxAge = policy.maxAge.milliseconds
         for item in table.items.values
-        where item.state == .pending && item.priority < .pinned && now - item.enqueuedAt > maxAge {
+        where item.state == .pending && item.priority < .system && now - item.enqueuedAt > maxAge {
             remove(item.seq, "expired")
         }
         // FIFO over events: routine before critical, oldest first. System records (the removal records among

@@ -23,7 +23,7 @@ public enum DeliveryScope: Sendable, Hashable {
     /// What ``DeliveryLimits/enforce(_:now:policy:)`` and then ``DeliveryLimits/takeRemovalRecords(_:)`` need at
     /// effective time `now`, with the same result as on the whole table:
     /// - every row not pending (DLQ rows, removed rows awaiting their record);
-    /// - pending rows old enough to expire;
+    /// - pending events old enough to expire;
     /// - when the pending events exceed the limit, the lowest `excess` of them by (priority, seq), a superset of
     ///   the FIFO victims (expiry may take some first);
     /// - every pending row between the lowest and highest row that is or may become removed: such a row ends a
@@ -50,7 +50,7 @@ extension DeliveryTable {
         case .limits(let now, let policy):
             let cutoff = now - policy.maxAge.milliseconds
             for item in items.values
-            where item.state != .pending || (item.priority < .pinned && item.enqueuedAt < cutoff) {
+            where item.state != .pending || (item.priority < .system && item.enqueuedAt < cutoff) {
                 kept[item.seq] = item
             }
             let excess = pendingEvents - policy.maxEvents

@@ -125,7 +125,7 @@ extension SQLiteLogStorage {
         case .limits(let now, let policy):
             try load(
                 "state != \(pending) OR (priority < ? AND enqueued_at < ?)",
-                [DeliveryPriority.pinned.rawValue, now - policy.maxAge.milliseconds]
+                [system, now - policy.maxAge.milliseconds]
             )
             if pendingEvents > policy.maxEvents {
                 try load(
