@@ -28,9 +28,11 @@ public protocol HeldChain {
 ///
 /// The head starts at the genesis. From head `(s, h)` it moves to `s + 1` when that entry is held and its
 /// `prevHash` is `h`. When `s + 1` is missing, a removal record whose range `firstSeq ... lastSeq` contains
-/// `s + 1` moves it to `(lastSeq, lastRemovedHash)`, provided the entry at `lastSeq + 1` is held and links to
-/// `lastRemovedHash`, and every entry of the range the record does not count as removed is held. Otherwise
-/// the head stops: the acknowledged head never passes an unbridged gap.
+/// `s + 1` moves it to `(lastSeq, lastRemovedHash)`, provided every entry of the range the record does not count
+/// as removed is held, and the entry at `lastSeq + 1` is held and links to `lastRemovedHash` — or is missing
+/// too, removed later and accounted by a later record (adjacent runs sealed at different times). Such a chain
+/// of bridges counts only once a held entry links to its end; otherwise the head stays where a held entry last
+/// confirmed it. The acknowledged head never passes an unbridged gap.
 public enum HeadAdvancer {
     /// The furthest head reachable from `head` (nil: no genesis held yet).
     /// - Throws: whatever reading `chain` throws.
@@ -42,32 +44,38 @@ public enum HeadAdvancer {
             guard let genesis = try chain.link(at: 0) else { return nil }
             current = CollectorHead(seq: 0, hash: genesis.entryHash)
         }
+        // The last head a held entry confirmed; a bridge onto another gap is passed provisionally.
+        var confirmed = current
         while current.seq < UInt64.max - 1 {
             let next = current.seq + 1
             if let link = try chain.link(at: next) {
                 guard link.prevHash == current.hash else { break }
                 current = CollectorHead(seq: next, hash: link.entryHash)
+                confirmed = current
                 continue
             }
             guard let bridge = try bridge(from: next, in: &chain) else { break }
             current = CollectorHead(seq: bridge.lastSeq, hash: bridge.lastRemovedHash)
         }
-        return current
+        return confirmed
     }
 
-    /// The removal record that bridges the gap starting at `missing`, preferring the one reaching furthest.
+    /// The removal record that bridges the gap starting at `missing`: the one reaching furthest whose next entry
+    /// is held and links to it, else the one reaching furthest whose next entry is missing too (provisional).
     private static func bridge(from missing: UInt64, in chain: inout some HeldChain) throws -> RemovalSpan? {
         let candidates = try chain.removals(covering: missing).sorted { $0.lastSeq > $1.lastSeq }
+        var provisional: RemovalSpan?
         for span in candidates where span.lastSeq >= missing && span.lastSeq < UInt64.max {
             let size = span.lastSeq - span.firstSeq + 1
             if span.count < size, try chain.heldCount(in: span.firstSeq...span.lastSeq) < size - span.count {
                 continue
             }
-            guard let after = try chain.link(at: span.lastSeq + 1), after.prevHash == span.lastRemovedHash else {
+            guard let after = try chain.link(at: span.lastSeq + 1) else {
+                provisional = provisional ?? span
                 continue
             }
-            return span
+            if after.prevHash == span.lastRemovedHash { return span }
         }
-        return nil
+        return provisional
     }
 }

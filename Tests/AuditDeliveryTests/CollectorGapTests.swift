@@ -70,6 +70,35 @@ import Testing
         #expect(head == CollectorHead(seq: 6, hash: chain.entries[6].entryHash))
     }
 
+    @Test func adjacentRunsSealedAtDifferentTimesBridgeOneAfterTheOther() throws {
+        var chain = CollectorChain()
+        chain.appendEvents(6)  // 1...6
+        // Run 1...2 left first (record 7); run 3...5 left later (record 8): the entry after the first run is gone.
+        let first = RemovalSpan(
+            recordSeq: 7,
+            firstSeq: 1,
+            lastSeq: 2,
+            count: 2,
+            lastRemovedHash: chain.entries[2].entryHash
+        )
+        let second = RemovalSpan(
+            recordSeq: 8,
+            firstSeq: 3,
+            lastSeq: 5,
+            count: 3,
+            lastRemovedHash: chain.entries[5].entryHash
+        )
+        var held = MemoryChain(entries: [0, 6].map { chain.entries[$0] }, removals: [first, second])
+        #expect(try HeadAdvancer.advance(nil, in: &held) == CollectorHead(seq: 6, hash: chain.entries[6].entryHash))
+        // Until a held entry links to the end of the chain of bridges, the head stays where one last confirmed it.
+        var alone = MemoryChain(entries: [0, 6].map { chain.entries[$0] }, removals: [first])
+        #expect(try HeadAdvancer.advance(nil, in: &alone) == CollectorHead(seq: 0, hash: chain.entries[0].entryHash))
+        var wrong = second
+        wrong.lastRemovedHash = chain.entries[4].entryHash
+        var broken = MemoryChain(entries: [0, 6].map { chain.entries[$0] }, removals: [first, wrong])
+        #expect(try HeadAdvancer.advance(nil, in: &broken)?.seq == 0)
+    }
+
     @Test func removalWhoseHashDoesNotLinkDoesNotBridge() throws {
         var chain = CollectorChain()
         chain.appendEvents(4)
