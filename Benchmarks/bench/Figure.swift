@@ -23,9 +23,9 @@ struct Figure: Sendable {
     var value: Double
     var unit: Unit
     /// The reference the value is compared to, and what it is.
-    var reference: Double?
-    var referenceName: String
-    var target: Target?
+    var reference: Double? = nil
+    var referenceName = ""
+    var target: Target? = nil
 
     var ratio: Double? { reference.map { value / $0 } }
 

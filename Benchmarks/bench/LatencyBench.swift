@@ -41,20 +41,14 @@ enum LatencyBench {
             Figure(
                 name: "write+fsync \(size) B, p50",
                 value: Timing.percentile(fsync, 0.5),
-                unit: .seconds,
-                reference: nil,
-                referenceName: "",
-                target: nil
+                unit: .seconds
             )
         )
         summary.add(
             Figure(
                 name: "write+fsync \(size) B, p99",
                 value: fsyncP99,
-                unit: .seconds,
-                reference: nil,
-                referenceName: "",
-                target: nil
+                unit: .seconds
             )
         )
         summary.add(

@@ -107,20 +107,14 @@ struct PrimitiveRates: Sendable {
             Figure(
                 name: "Ed25519 sign, 1 core",
                 value: sign,
-                unit: .rate,
-                reference: nil,
-                referenceName: "",
-                target: nil
+                unit: .rate
             )
         )
         summary.add(
             Figure(
                 name: "Ed25519 verify, 1 core",
                 value: verify,
-                unit: .rate,
-                reference: nil,
-                referenceName: "",
-                target: nil
+                unit: .rate
             )
         )
         summary.add(

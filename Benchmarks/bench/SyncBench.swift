@@ -100,8 +100,6 @@ enum SyncBench {
                 name: "sync \(Timing.grouped(Double(total))) entries to a loopback collector, batches of \(batchSize)",
                 value: Double(total) / seconds,
                 unit: .rate,
-                reference: nil,
-                referenceName: "",
                 target: .valueAtLeast(8000)
             )
         )
@@ -162,8 +160,6 @@ enum SyncBench {
                     name: "drain \(pending) pending after the backend returns (run loop, real backoff)",
                     value: total,
                     unit: .seconds,
-                    reference: nil,
-                    referenceName: "",
                     target: .valueBelow(1)
                 )
             )

@@ -64,10 +64,7 @@ enum VerifyBench {
             Figure(
                 name: "read \(count) entries (forEachEntry only)",
                 value: readRate,
-                unit: .rate,
-                reference: nil,
-                referenceName: "",
-                target: nil
+                unit: .rate
             )
         )
         summary.add(
