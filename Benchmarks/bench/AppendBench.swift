@@ -41,6 +41,8 @@ enum AppendBench {
         describe(batchedStorage.totals, wall: batchedSeconds, cpu: ProcessStats.cpuSeconds - cpu, events: count)
 
         let producers = options.producers
+        try check(batchedLog, entries: batchedStorage.totals.entries)
+        guard producers > 0 else { return }
         let (concurrentLog, concurrentStorage) = try await EventFactory.sqliteLog(in: folder, name: "concurrent")
         concurrentStorage.reset()
         cpu = ProcessStats.cpuSeconds
@@ -75,7 +77,6 @@ enum AppendBench {
                 + "with one fsync per commit (p50 \(Timing.duration(fsyncP50)) here) the rate is at most "
                 + "\(producers) / fsync p50 = \(Timing.rate(Double(producers) / fsyncP50))"
         )
-        try check(batchedLog, entries: batchedStorage.totals.entries)
         try check(concurrentLog, entries: concurrentStorage.totals.entries)
     }
 
@@ -92,8 +93,9 @@ enum AppendBench {
                 + "\(Timing.short(cpu / wall)) cores busy:"
         )
         Summary.say(
-            "    sealing in the transaction \(share(totals.bodySeconds)), "
-                + "SQLite (begin, head read, inserts, commit+fsync) \(share(totals.storageSeconds)), "
+            "    sealing in the transaction \(share(totals.bodySeconds)) (inserting signed chunks meanwhile "
+                + "\(Timing.duration(totals.sinkSeconds))), "
+                + "SQLite around it (begin, head read, last inserts, commit+fsync) \(share(totals.storageSeconds)), "
                 + "outside the transaction (validation, nonces, group commit, waits) "
                 + share(max(0, wall - totals.appendSeconds))
         )

@@ -50,7 +50,7 @@ struct BenchOptions: Sendable {
           --decrypt            verify also with the data key (opens and validates every payload)
           --events N           events per bulk append figure (default 100000)
           --batch N            events per append call in the batched figure (default 1000)
-          --producers N        concurrent producer tasks (default 64)
+          --producers N        concurrent producer tasks (default 64; 0 skips that figure)
           --latency-count N    sequential single appends timed (default 2000)
           --verify-entries N   entries of the verified chain (default 1000000)
           -h, --help           this text
@@ -79,8 +79,9 @@ struct BenchOptions: Sendable {
             case "--dir": options.baseDirectory = try value(argument)
             case "--events", "--batch", "--producers", "--latency-count", "--verify-entries":
                 let text = try value(argument)
-                guard let number = Int(text.replacingOccurrences(of: "_", with: "")), number > 0 else {
-                    throw BenchError("\(argument) needs a positive integer, got \(text)")
+                let least = argument == "--producers" ? 0 : 1
+                guard let number = Int(text.replacingOccurrences(of: "_", with: "")), number >= least else {
+                    throw BenchError("\(argument) needs an integer of at least \(least), got \(text)")
                 }
                 counts[argument] = number
             case "all": sections = Section.allCases

@@ -27,7 +27,7 @@ enum BreakdownBench {
         row(
             "nonce",
             perItem(count) { for _ in 0..<count { _ = configuration.randomBytes(FormatConstants.nonceSize) } },
-            "Configuration.randomBytes(12), default generator (byte by byte)"
+            "Configuration.randomBytes(12), default generator (one call per nonce)"
         )
         let payloadBytes = events[0].canonicalPayload.count
         row(

@@ -14,8 +14,11 @@ final class TimedStorage: LogStorage {
         var entries = 0
         /// Seconds inside `append` (the whole transaction).
         var appendSeconds = 0.0
-        /// Seconds inside the body (sealing).
+        /// Seconds inside the body (sealing, and the inserts of what it writes to the sink as it goes).
         var bodySeconds = 0.0
+        /// Seconds of the body spent inserting what it wrote to the sink (on the writer thread, while the other
+        /// threads sign).
+        var sinkSeconds = 0.0
         /// Seconds of storage work: the transaction minus the body.
         var storageSeconds: Double { appendSeconds - bodySeconds }
         /// Each transaction's seconds inside `append` and inside the body, in order.
@@ -36,15 +39,18 @@ final class TimedStorage: LogStorage {
     func reset() { state.withLock { $0 = Totals() } }
 
     func append<Result: Sendable>(
-        _ body: @Sendable (LogSnapshot) throws -> (LogAppend, Result)
+        _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
     ) async throws -> Result {
         let start = ContinuousClock.now
-        let bodyTime = Mutex((seconds: 0.0, entries: 0))
-        let result = try await base.append { snapshot in
+        let bodyTime = Mutex((seconds: 0.0, entries: 0, sinkSeconds: 0.0))
+        let result = try await base.append { snapshot, sink in
+            let counting = CountingSink(base: sink)
             let bodyStart = ContinuousClock.now
-            let output = try body(snapshot)
+            let output = try body(snapshot, counting)
             let elapsed = Timing.seconds(ContinuousClock.now - bodyStart)
-            bodyTime.withLock { $0 = ($0.seconds + elapsed, output.0.entries.count) }
+            bodyTime.withLock {
+                $0 = ($0.seconds + elapsed, counting.count + output.0.entries.count, counting.seconds)
+            }
             return output
         }
         let total = Timing.seconds(ContinuousClock.now - start)
@@ -54,6 +60,7 @@ final class TimedStorage: LogStorage {
             totals.entries += inBody.entries
             totals.appendSeconds += total
             totals.bodySeconds += inBody.seconds
+            totals.sinkSeconds += inBody.sinkSeconds
             totals.samples.append((total, inBody.seconds))
         }
         return result
@@ -82,5 +89,21 @@ final class TimedStorage: LogStorage {
         _ body: @Sendable (LogSnapshot) throws -> LogAppend
     ) async throws -> Int {
         try await base.prune(through: through, keep: keep, body)
+    }
+}
+
+/// Counts and times the entries a body writes early.
+private final class CountingSink: LogEntrySink {
+    let base: any LogEntrySink
+    var count = 0
+    var seconds = 0.0
+
+    init(base: any LogEntrySink) { self.base = base }
+
+    func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws {
+        let start = ContinuousClock.now
+        try base.write(entries, priorities: priorities)
+        seconds += Timing.seconds(ContinuousClock.now - start)
+        count += entries.count
     }
 }

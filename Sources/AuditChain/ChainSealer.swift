@@ -105,35 +105,56 @@ public struct ChainSealer: Sendable {
         time: AuditTimestamp,
         parallelism: Int
     ) throws(AuditChainError) -> [SealedEntry] {
-        try sealBatch(count: events.count, parallelism: parallelism) { sealer, index throws(AuditChainError) in
+        var sealed: [SealedEntry] = []
+        sealed.reserveCapacity(events.count)
+        let failure = sealBatch(count: events.count, parallelism: parallelism) {
+            sealer,
+            index throws(AuditChainError) in
             try sealer.prepare(events[index].event, time: time, nonce: events[index].nonce)
+        } deliver: { _, entries in
+            sealed.append(contentsOf: entries)
         }
+        if let failure { throw failure }
+        return sealed
     }
 
     /// Seals a batch of validated events (their canonical payloads were encoded during validation), signing in
-    /// parallel on `parallelism` threads.
-    /// - Throws: ``AuditChainError`` as ``seal(_:time:nonce:)``; on error nothing is sealed and the head is unchanged.
+    /// parallel on `parallelism` threads, and hands the entries to `deliver` in order, a chunk at a time, as soon as
+    /// a chunk and those before it are signed: storing a chunk overlaps signing the next ones.
+    /// - Parameter deliver: called on the calling thread with consecutive ranges of indices of `events`, covering them
+    ///   all in order, and their entries.
+    /// - Throws: ``AuditChainError`` as ``seal(_:time:nonce:)``, or what `deliver` throws. Either way the head is
+    ///   unchanged, and the entries already delivered must be discarded (they are not part of the chain).
     public mutating func seal(
         _ events: [(event: ValidatedEvent, nonce: [UInt8])],
         time: AuditTimestamp,
-        parallelism: Int
-    ) throws(AuditChainError) -> [SealedEntry] {
-        try sealBatch(count: events.count, parallelism: parallelism) { sealer, index throws(AuditChainError) in
+        parallelism: Int,
+        deliver: (Range<Int>, [SealedEntry]) throws -> Void
+    ) throws {
+        let failure = try sealBatch(count: events.count, parallelism: parallelism) {
+            sealer,
+            index throws(AuditChainError) in
             try sealer.prepare(plaintext: events[index].event.canonicalPayload, time: time, nonce: events[index].nonce)
+        } deliver: { range, entries in
+            try deliver(range, entries)
         }
+        if let failure { throw failure }
     }
 
-    /// Prepares entries in order (chaining, encrypting, hashing) on one thread while the others sign those already
-    /// prepared; on error nothing is sealed and the head is unchanged.
-    private mutating func sealBatch(
+    /// Prepares entries in order (chaining, encrypting, hashing) on the calling thread while helper threads sign those
+    /// already prepared, and hands the signed entries to `deliver` in order on the calling thread.
+    /// - Returns: the error `prepare` threw (the head is then unchanged), or nil.
+    private mutating func sealBatch<Failure: Error>(
         count: Int,
         parallelism: Int,
-        prepare: (inout ChainSealer, Int) throws(AuditChainError) -> PreparedEntry
-    ) throws(AuditChainError) -> [SealedEntry] {
+        prepare: (inout ChainSealer, Int) throws(AuditChainError) -> PreparedEntry,
+        deliver: (Range<Int>, [SealedEntry]) throws(Failure) -> Void
+    ) throws(Failure) -> AuditChainError? {
         var copy = self
         var failure: AuditChainError?
         let key = signingKey
-        let sealed = Parallel.pipeline(count: count, parallelism: parallelism) { index -> PreparedEntry? in
+        let completed = try Parallel.orderedPipeline(count: count, parallelism: parallelism) {
+            index -> PreparedEntry? in
             do throws(AuditChainError) {
                 return try prepare(&copy, index)
             } catch {
@@ -142,10 +163,12 @@ public struct ChainSealer: Sendable {
             }
         } transform: {
             $0.signed(with: key)
+        } consume: { range, entries throws(Failure) in
+            try deliver(range, entries)
         }
-        guard let sealed else { throw failure ?? AuditChainError(.chainMismatch, "sealing stopped") }
+        guard completed else { return failure ?? AuditChainError(.chainMismatch, "sealing stopped") }
         self = copy
-        return sealed
+        return nil
     }
 
     /// Seals a system record (not encrypted). Key rotations go through ``rotateKeys(signingKey:dataKey:reason:time:)``.

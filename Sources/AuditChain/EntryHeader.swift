@@ -42,6 +42,12 @@ public struct EntryHeader: Sendable, Hashable {
     public var encoded: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(FormatConstants.headerSize)
+        encode(into: &out)
+        return out
+    }
+
+    /// Appends the encoded 108 bytes to `out`.
+    public func encode(into out: inout [UInt8]) {
         out.append(contentsOf: FormatConstants.magic)
         out.append(FormatConstants.version)
         out.append(kind.rawValue)
@@ -53,7 +59,6 @@ public struct EntryHeader: Sendable, Hashable {
         out.append(contentsOf: dataKeyId.bytes)
         out.append(contentsOf: prevHash)
         Bytes.appendBigEndian(payloadLength, to: &out)
-        return out
     }
 
     /// Decodes the 108 header bytes.

@@ -37,63 +37,92 @@ public enum Parallel {
 }
 
 extension Parallel {
-    /// Produces `count` items in order on the calling thread while other threads transform those already produced:
-    /// the sequential part of sealing (chaining, encrypting, hashing) overlaps the parallel part (signing).
+    /// Produces `count` items in order on the calling thread, transforms them on `parallelism` threads (the calling
+    /// thread and helpers), and hands the outputs to `consume` on the calling thread in order, a chunk at a time, as
+    /// soon as a chunk and every chunk before it are done. The sequential work before the parallel part (chaining,
+    /// encrypting, hashing) and after it (storing) both overlap it, and nothing waits for the whole batch.
+    ///
+    /// The calling thread produces every item first (the helpers start transforming the first chunks meanwhile),
+    /// then transforms chunks like the helpers and, between two chunks, consumes those done: never more threads
+    /// than `parallelism`, so a thread time-sliced off its core never holds up the others.
     /// - Parameters:
     ///   - produce: called for 0, 1, ... `count - 1` in order, on the calling thread; returns nil to stop (the result is
-    ///     then nil).
+    ///     then false and nothing is consumed).
     ///   - transform: applied to every item, on any thread.
-    /// - Returns: the transformed items in order, or nil if `produce` stopped.
-    static func pipeline<Item: Sendable, Output: Sendable>(
+    ///   - consume: called on the calling thread with consecutive index ranges covering `0..<count` in order, and
+    ///     their outputs.
+    /// - Returns: false if `produce` stopped.
+    /// - Throws: what `consume` throws; the helpers stop after their current chunk.
+    static func orderedPipeline<Item: Sendable, Output: Sendable, Failure: Error>(
         count: Int,
         parallelism: Int,
         produce: (Int) -> Item?,
-        transform: @Sendable (Item) -> Output
-    ) -> [Output]? {
+        transform: @Sendable (Item) -> Output,
+        consume: (Range<Int>, [Output]) throws(Failure) -> Void
+    ) throws(Failure) -> Bool {
         let workers = max(1, min(parallelism, count / 16))
         guard workers > 1 else {
-            var items: [Item] = []
-            items.reserveCapacity(count)
+            var outputs: [Output] = []
+            outputs.reserveCapacity(count)
             for index in 0..<count {
-                guard let item = produce(index) else { return nil }
-                items.append(item)
+                guard let item = produce(index) else { return false }
+                outputs.append(transform(item))
             }
-            return items.map(transform)
+            if count > 0 { try consume(0..<count, outputs) }
+            return true
         }
+        let chunk = max(4, min(32, count / (workers * 4)))
+        let chunks = (count + chunk - 1) / chunk
+        @Sendable func range(_ index: Int) -> Range<Int> { index * chunk..<min(count, (index + 1) * chunk) }
         let items = ResultSlots<Item>(count: count)
-        let results = ResultSlots<Output>(count: count)
-        let chunk = max(4, min(32, count / (workers * 16)))
+        let outputs = ResultSlots<Output>(count: count)
+        let transformed = (0..<chunks).map { _ in DispatchSemaphore(value: 0) }
         let produced = Atomic<Int>(0)
         let stopped = Atomic<Bool>(false)
         let next = Atomic<Int>(0)
-        // Worker 0, the calling thread, produces in order, then signs with the others.
-        perform(iterations: workers) { worker in
-            if worker == 0 {
-                for index in 0..<count {
-                    guard let item = produce(index) else {
-                        stopped.store(true, ordering: .releasing)
+        /// Transforms the next chunk nobody has taken; false when there is none (or the run stopped).
+        func transformNext() -> Bool {
+            let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard index < chunks else { return false }
+            let positions = range(index)
+            // Only a helper that catches up with the producer (the first chunks) waits, and briefly.
+            while produced.load(ordering: .acquiring) < positions.upperBound {
+                if stopped.load(ordering: .acquiring) { return false }
+                sched_yield()
+            }
+            if stopped.load(ordering: .acquiring) { return false }
+            for position in positions { outputs.store(transform(items.take(at: position)), at: position) }
+            transformed[index].signal()
+            return true
+        }
+        let helper: (Int) -> Void = { _ in while transformNext() {} }
+        return try run(helpers: workers - 1, helper) { () throws(Failure) -> Bool in
+            // However this ends, helpers stop after their current chunk (`run` joins them).
+            defer { stopped.store(true, ordering: .releasing) }
+            for index in 0..<count {
+                guard let item = produce(index) else { return false }
+                items.store(item, at: index)
+                if (index + 1) % chunk == 0 || index + 1 == count {
+                    produced.store(index + 1, ordering: .releasing)
+                }
+            }
+            var consumed = 0
+            func consumeDone(waiting: Bool) throws(Failure) {
+                while consumed < chunks {
+                    if waiting {
+                        transformed[consumed].wait()
+                    } else if transformed[consumed].wait(timeout: .now()) == .timedOut {
                         return
                     }
-                    items.store(item, at: index)
-                    if (index + 1) % chunk == 0 || index + 1 == count {
-                        produced.store(index + 1, ordering: .releasing)
-                    }
+                    let done = range(consumed)
+                    try consume(done, outputs.take(done))
+                    consumed += 1
                 }
             }
-            while true {
-                let start = next.wrappingAdd(chunk, ordering: .relaxed).oldValue
-                guard start < count else { return }
-                let end = min(count, start + chunk)
-                // Only when the signers catch up with the producer (the first chunk): wait for it.
-                while produced.load(ordering: .acquiring) < end {
-                    if stopped.load(ordering: .acquiring) { return }
-                    sched_yield()
-                }
-                for index in start..<end { results.store(transform(items.item(at: index)), at: index) }
-            }
+            while transformNext() { try consumeDone(waiting: false) }
+            try consumeDone(waiting: true)
+            return true
         }
-        guard !stopped.load(ordering: .acquiring) else { return nil }
-        return results.values
     }
 }
 
@@ -109,19 +138,32 @@ extension Parallel {
             if iterations == 1 { body(0) }
             return
         }
-        withoutActuallyEscaping(body) { body in
-            let box = WorkBox(body)
+        run(helpers: iterations - 1, { body($0 + 1) }, caller: { body(0) })
+    }
+
+    /// Runs `helper(0)` ... `helper(helpers - 1)` on helper threads and `caller` on the calling thread; returns (or
+    /// throws) what `caller` does once every helper has returned too.
+    static func run<Result, Failure: Error>(
+        helpers count: Int,
+        _ helper: (Int) -> Void,
+        caller: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try withoutActuallyEscaping(helper) { helper throws(Failure) in
+            let box = WorkBox(helper)
             let done = DispatchSemaphore(value: 0)
-            for index in 1..<iterations {
+            for index in 0..<count {
                 helpers.async {
                     box.run(index)
                     done.signal()
                 }
             }
-            body(0)
-            for _ in 1..<iterations { done.wait() }
-            // Every helper has returned: drop the last reference to the closure before it stops being valid.
-            box.body = nil
+            // Every helper has returned before this returns: then drop the last reference to the closure before it
+            // stops being valid.
+            defer {
+                for _ in 0..<count { done.wait() }
+                box.body = nil
+            }
+            return try caller()
         }
     }
 }
@@ -151,18 +193,20 @@ private final class ResultSlots<Value>: @unchecked Sendable {
 
     func store(_ value: Value, at index: Int) { storage[index] = value }
 
-    /// The value stored at `index` (it must have been stored, and published to this thread).
-    func item(at index: Int) -> Value { storage[index]! }
-
-    /// Moves the values out (each slot is left empty): no copy, so no retain of every array a value holds.
-    var values: [Value] {
-        let count = storage.count
-        return [Value](unsafeUninitializedCapacity: count) { buffer, initialized in
-            for index in 0..<count {
-                (buffer.baseAddress! + index).initialize(to: (storage.baseAddress! + index).move()!)
-                (storage.baseAddress! + index).initialize(to: nil)
-            }
-            initialized = count
-        }
+    /// Moves out the value stored at `index`, leaving the slot empty (it must have been stored, and published to
+    /// this thread). No copy, so no retain of every array a value holds.
+    func take(at index: Int) -> Value {
+        let slot = storage.baseAddress! + index
+        let value = slot.move()!
+        slot.initialize(to: nil)
+        return value
     }
+
+    /// Moves out the values stored at `range`, in order.
+    func take(_ range: Range<Int>) -> [Value] {
+        range.map { take(at: $0) }
+    }
+
+    /// Moves out every value.
+    var values: [Value] { take(0..<storage.count) }
 }

@@ -59,13 +59,19 @@ public struct SealedEntry: Sendable, Hashable {
 
     /// The serialized bytes.
     public var serialized: [UInt8] {
-        var out = header.encoded
+        var out: [UInt8] = []
         out.reserveCapacity(Self.overhead + payload.count)
+        serialize(into: &out)
+        return out
+    }
+
+    /// Appends the serialized bytes to `out` (a buffer reused across entries saves an allocation each).
+    public func serialize(into out: inout [UInt8]) {
+        header.encode(into: &out)
         out.append(contentsOf: payloadDigest)
         out.append(contentsOf: nonce)
         out.append(contentsOf: payload)
         out.append(contentsOf: signature)
-        return out
     }
 
     /// Parses serialized bytes.

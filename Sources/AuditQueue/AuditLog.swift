@@ -28,16 +28,7 @@ public final class AuditLog: Sendable {
         /// The wall clock for sealing times.
         public var now: @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
         /// Random bytes for nonces and new keys.
-        public var randomBytes: @Sendable (Int) -> [UInt8] = { count in
-            // Eight bytes per draw from the system's secure generator (one getrandom call, not one per byte).
-            var generator = SystemRandomNumberGenerator()
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(count + 7)
-            while bytes.count < count {
-                withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
-            }
-            return Array(bytes.prefix(count))
-        }
+        public var randomBytes: @Sendable (Int) -> [UInt8] = { SecureRandom.bytes($0) }
 
         /// The defaults.
         public init() {}
@@ -133,35 +124,36 @@ public final class AuditLog: Sendable {
 
     private func commit(_ batches: [[ValidatedEvent]]) async throws -> [[AppendReceipt]] {
         let configuration = configuration
-        let nonces = batches.map { $0.map { _ in configuration.randomBytes(FormatConstants.nonceSize) } }
-        return try await storage.append { snapshot in
+        // Every nonce of the commit in one draw from the generator.
+        let size = FormatConstants.nonceSize
+        let random = configuration.randomBytes(size * batches.reduce(0) { $0 + $1.count })
+        return try await storage.append { snapshot, sink in
             var writer = try self.writer(for: snapshot)
-            var receipts: [[AppendReceipt]] = []
             // One seal for every caller's events: the threads share the signatures of the whole commit (64 callers
             // with one event each would otherwise be 64 one-entry batches, signed on one thread).
-            let items = zip(batches.joined(), nonces.joined()).map { (event: $0, nonce: $1) }
-            let sealed = try writer.sealer.seal(
-                items,
-                time: configuration.now(),
-                parallelism: configuration.signingParallelism
-            )
-            for (item, entry) in zip(items, sealed) {
-                writer.priorities[entry.header.seq] = DeliveryPriority(
-                    configuration.catalogue.priority(of: item.event.event.type)
+            let items = batches.joined().enumerated().map { index, event in
+                (event: event, nonce: Array(random[index * size..<(index + 1) * size]))
+            }
+            let priorities = items.map { DeliveryPriority(configuration.catalogue.priority(of: $0.event.event.type)) }
+            var receipts: [AppendReceipt] = []
+            receipts.reserveCapacity(items.count)
+            // Each signed chunk goes into the transaction while the next ones are signed.
+            try writer.sealer.seal(items, time: configuration.now(), parallelism: configuration.signingParallelism) {
+                range,
+                entries in
+                try sink.write(entries, priorities: Array(priorities[range]))
+                receipts.append(
+                    contentsOf: entries.lazy.map { AppendReceipt(seq: $0.header.seq, entryHash: $0.entryHash) }
                 )
             }
-            writer.entries.append(contentsOf: sealed)
+            try self.finish(&writer)
+            var perBatch: [[AppendReceipt]] = []
             var start = 0
             for batch in batches {
-                let part = sealed[start..<start + batch.count]
-                receipts.append(part.map { AppendReceipt(seq: $0.header.seq, entryHash: $0.entryHash) })
+                perBatch.append(Array(receipts[start..<start + batch.count]))
                 start += batch.count
             }
-            try self.finish(&writer)
-            return (
-                LogAppend(entries: writer.entries, metadata: writer.metadata, priorities: writer.priorities),
-                receipts
-            )
+            return (LogAppend(entries: writer.entries, metadata: writer.metadata), perBatch)
         }
     }
 
@@ -294,7 +286,6 @@ struct LogWriter {
     var metadata: [String: String]
     let snapshot: LogSnapshot
     var entries: [SealedEntry] = []
-    var priorities: [UInt64: DeliveryPriority] = [:]
 
     mutating func rotate(to signing: SigningKey, _ data: DataKey, reason: String, time: AuditTimestamp) -> SealedEntry {
         let entry = sealer.rotateKeys(signingKey: signing, dataKey: data, reason: reason, time: time)

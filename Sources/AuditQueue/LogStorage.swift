@@ -16,35 +16,22 @@ public struct LogSnapshot: Sendable {
 
 /// What one write transaction adds: entries after the head, and metadata updates.
 public struct LogAppend: Sendable {
-    /// Entries to insert, in order, continuing the head.
+    /// Entries to insert, in order, continuing the head. Every appended entry joins the delivery queue in the same
+    /// transaction, with its kind's priority (``DeliveryPriority/of(kind:)``); events that take their catalogue
+    /// priority go through a ``LogEntrySink``.
     public var entries: [SealedEntry]
     /// Metadata to set.
     public var metadata: [String: String]
-    /// Delivery priorities of entries that do not take their kind's default (``DeliveryPriority/of(kind:)``).
-    /// Every appended entry joins the delivery queue in the same transaction.
-    public var priorities: [UInt64: DeliveryPriority]
 
     /// Creates an append.
-    public init(
-        entries: [SealedEntry],
-        metadata: [String: String] = [:],
-        priorities: [UInt64: DeliveryPriority] = [:]
-    ) {
+    public init(entries: [SealedEntry], metadata: [String: String] = [:]) {
         self.entries = entries
         self.metadata = metadata
-        self.priorities = priorities
     }
 
-    /// The delivery rows of the appended entries.
-    public var deliveryItems: [DeliveryItem] {
-        entries.map { entry in
-            DeliveryItem(
-                seq: entry.header.seq,
-                priority: priorities[entry.header.seq] ?? .of(kind: entry.header.kind),
-                enqueuedAt: entry.header.time.millisecondsSinceEpoch,
-                hash: entry.entryHash
-            )
-        }
+    /// The delivery priority of each appended entry, in order.
+    public var entryPriorities: [DeliveryPriority] {
+        entries.map { .of(kind: $0.header.kind) }
     }
 }
 
@@ -62,17 +49,28 @@ public struct StoredEntry: Sendable, Hashable {
     }
 }
 
+/// Writes entries into an open write transaction before its body returns, so that storing them overlaps sealing
+/// the next ones. Valid only while the body that received it runs, and on the thread that runs it.
+public protocol LogEntrySink {
+    /// Writes entries that continue the head (or the entries this sink wrote before); each joins the delivery queue
+    /// as pending with its priority. They are committed with what the body returns, or not at all.
+    /// - Parameter priorities: one per entry.
+    /// - Throws: ``LogStoreError`` if an entry does not continue the chain or the storage fails.
+    func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws
+}
+
 /// The storage under the log: a small protocol so the chain logic is tested without SQLite.
 ///
 /// Implementations make ``append(_:)`` atomic and exclusive across threads *and processes*: the body sees the
 /// head as of the start of the transaction, and what it returns is committed durably before `append` returns.
 public protocol LogStorage: Sendable {
     /// Runs `body` in one exclusive write transaction and commits what it returns.
-    /// - Parameter body: receives the current head and metadata; returns the entries and metadata to write, and a
-    ///   value handed back to the caller. If it throws, nothing is written.
+    /// - Parameter body: receives the current head and metadata, and a sink to write entries early; returns the
+    ///   entries (continuing those written to the sink) and metadata to write, and a value handed back to the
+    ///   caller. If it throws, nothing is written, not even what went to the sink.
     /// - Throws: the body's error, or a ``LogStoreError`` when the storage fails.
     func append<Result: Sendable>(
-        _ body: @Sendable (LogSnapshot) throws -> (LogAppend, Result)
+        _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
     ) async throws -> Result
 
     /// The current head and metadata (a read, not a transaction).
@@ -105,6 +103,13 @@ public protocol LogStorage: Sendable {
 }
 
 extension LogStorage {
+    /// ``append(_:)-(LogSnapshot,LogEntrySink)`` for a body that writes everything at its end.
+    public func append<Result: Sendable>(
+        _ body: @Sendable (LogSnapshot) throws -> (LogAppend, Result)
+    ) async throws -> Result {
+        try await append { snapshot, _ in try body(snapshot) }
+    }
+
     /// ``withDelivery(scope:_:)`` with every row loaded.
     public func withDelivery<Result: Sendable>(
         _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)

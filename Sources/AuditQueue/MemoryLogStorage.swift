@@ -12,19 +12,41 @@ public final class MemoryLogStorage: LogStorage {
         var snapshot: LogSnapshot { LogSnapshot(head: heads.last, metadata: metadata) }
 
         mutating func apply(_ append: LogAppend) throws {
+            try write(append.entries, priorities: append.entryPriorities)
+            metadata.merge(append.metadata) { _, new in new }
+        }
+
+        mutating func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
             var expected = heads.last.map { $0.seq + 1 } ?? 0
-            for entry in append.entries {
+            for entry in written {
                 guard entry.header.seq == expected else {
                     throw LogStoreError(.corruptState, "entry \(entry.header.seq) does not continue the head")
                 }
                 expected += 1
             }
-            for entry in append.entries {
+            for (entry, priority) in zip(written, priorities) {
                 entries.append(StoredEntry(seq: entry.header.seq, bytes: entry.serialized))
                 heads.append(ChainHead(logId: entry.header.logId, seq: entry.header.seq, hash: entry.entryHash))
+                delivery.items[entry.header.seq] = DeliveryItem(
+                    seq: entry.header.seq,
+                    priority: priority,
+                    enqueuedAt: entry.header.time.millisecondsSinceEpoch,
+                    hash: entry.entryHash
+                )
             }
-            metadata.merge(append.metadata) { _, new in new }
-            for item in append.deliveryItems { delivery.items[item.seq] = item }
+        }
+    }
+
+    /// Writes into the copy of the state a transaction builds.
+    private final class Sink: LogEntrySink {
+        var state: State
+        var open = true
+
+        init(_ state: State) { self.state = state }
+
+        func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws {
+            guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
+            try state.write(entries, priorities: priorities)
         }
     }
 
@@ -34,9 +56,16 @@ public final class MemoryLogStorage: LogStorage {
     public init() {}
 
     public func append<Result: Sendable>(
-        _ body: @Sendable (LogSnapshot) throws -> (LogAppend, Result)
+        _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
     ) async throws -> Result {
-        try await withDelivery { snapshot, _ in try body(snapshot) }
+        try state.withLock { state in
+            let sink = Sink(state)
+            defer { sink.open = false }
+            let (append, result) = try body(state.snapshot, sink)
+            try sink.state.apply(append)
+            state = sink.state
+            return result
+        }
     }
 
     public func withDelivery<Result: Sendable>(

@@ -35,22 +35,6 @@ extension SQLiteLogStorage {
         )
     }
 
-    /// Inserts the delivery rows of appended entries.
-    static func enqueue(_ db: Database, _ append: LogAppend) throws {
-        guard !append.entries.isEmpty else { return }
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO delivery (seq, priority, enqueued_at, attempts, state, reason, detail, hash, changed_at)
-                VALUES (?, ?, ?, 0, 0, '', '', ?, ?)
-                """
-        )
-        for item in append.deliveryItems {
-            try statement.execute(arguments: [
-                Int64(item.seq), item.priority.rawValue, item.enqueuedAt, Data(item.hash), item.changedAt,
-            ])
-        }
-    }
-
     private static let columns = "seq, priority, enqueued_at, attempts, state, reason, detail, hash, changed_at"
 
     private static func item(_ row: Row) -> DeliveryItem {
@@ -180,7 +164,8 @@ extension SQLiteLogStorage {
         scope: DeliveryScope,
         _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
     ) async throws -> Result {
-        try await transaction { db, snapshot in
+        try await transaction { writer, snapshot in
+            let db = writer.db
             let old = try Self.readDelivery(db, scope: scope)
             var table = old
             let (append, result) = try body(snapshot, &table)
@@ -198,7 +183,8 @@ extension SQLiteLogStorage {
         keep: Set<UInt64>,
         _ body: @Sendable (LogSnapshot) throws -> LogAppend
     ) async throws -> Int {
-        try await transaction { db, snapshot in
+        try await transaction { writer, snapshot in
+            let db = writer.db
             let undelivered = try Int.fetchOne(
                 db,
                 sql: "SELECT count(*) FROM delivery WHERE seq <= ? AND seq > 0",

@@ -1,6 +1,7 @@
 import AuditChain
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The durable ``LogStorage``: SQLite in WAL mode with `synchronous = FULL`, through GRDB.
 ///
@@ -83,40 +84,24 @@ public final class SQLiteLogStorage: LogStorage {
     }
 
     public func append<Result: Sendable>(
-        _ body: @Sendable (LogSnapshot) throws -> (LogAppend, Result)
+        _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
     ) async throws -> Result {
-        try await transaction { _, snapshot in try body(snapshot) }
+        try await transaction { sink, snapshot in try body(snapshot, sink) }
     }
 
-    /// One `BEGIN IMMEDIATE` transaction: `body` sees the database and the head, and returns what to append.
+    /// One `BEGIN IMMEDIATE` transaction: `body` sees the head and a sink that inserts into the open transaction
+    /// (and the database through it), and returns what to append after what it wrote to the sink.
     func transaction<Result: Sendable>(
-        _ body: @Sendable (Database, LogSnapshot) throws -> (LogAppend, Result)
+        _ body: @Sendable (EntryWriter, LogSnapshot) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try await pool.writeWithoutTransaction { db in
             var result: Result?
             try db.inTransaction(.immediate) {
                 let snapshot = try Self.readSnapshot(db)
-                let (append, value) = try body(db, snapshot)
-                var expected = snapshot.head.map { $0.seq + 1 } ?? 0
-                let insert = try db.cachedStatement(
-                    sql: "INSERT INTO entries (seq, kind, time, hash, bytes) VALUES (?, ?, ?, ?, ?)"
-                )
-                for entry in append.entries {
-                    guard entry.header.seq == expected else {
-                        throw LogStoreError(
-                            .corruptState,
-                            "entry \(entry.header.seq) does not continue the head \(expected - 1)"
-                        )
-                    }
-                    expected += 1
-                    // The arguments match the statement's five parameters: no per-row validation.
-                    insert.setUncheckedArguments([
-                        Int64(entry.header.seq), Int(entry.header.kind.rawValue),
-                        entry.header.time.millisecondsSinceEpoch, Data(entry.entryHash), Data(entry.serialized),
-                    ])
-                    try insert.execute()
-                }
-                try Self.enqueue(db, append)
+                let writer = try EntryWriter(db, after: snapshot.head)
+                defer { writer.close() }
+                let (append, value) = try body(writer, snapshot)
+                try writer.write(append.entries, priorities: append.entryPriorities)
                 for (key, value) in append.metadata {
                     try db.execute(
                         sql:
@@ -163,6 +148,97 @@ public final class SQLiteLogStorage: LogStorage {
                 sql: "SELECT count(*) AS n, coalesce(sum(length(bytes)), 0) AS b FROM entries"
             )
             return (row?["n"] ?? 0, row?["b"] ?? 0)
+        }
+    }
+}
+
+extension SQLiteLogStorage {
+    /// Inserts entries and their delivery rows into the open write transaction, checking that each continues the
+    /// one before. Used on the database's writer thread only, while the transaction is open.
+    ///
+    /// The rows are bound with SQLite's C API straight from the entries' bytes (no `Data` copy, no argument
+    /// array): this runs on the writer thread while the other threads sign, and its cost bounds bulk appends.
+    final class EntryWriter: LogEntrySink {
+        /// The database of the open transaction.
+        let db: Database
+        private var expected: UInt64
+        private var open = true
+        private let insertEntry: Statement
+        private let insertDelivery: Statement
+        private var buffer: [UInt8] = []
+
+        init(_ db: Database, after head: ChainHead?) throws {
+            self.db = db
+            expected = head.map { $0.seq + 1 } ?? 0
+            insertEntry = try db.cachedStatement(
+                sql: "INSERT INTO entries (seq, kind, time, hash, bytes) VALUES (?, ?, ?, ?, ?)"
+            )
+            insertDelivery = try db.cachedStatement(
+                sql: """
+                    INSERT INTO delivery (seq, priority, enqueued_at, attempts, state, reason, detail, hash, changed_at)
+                    VALUES (?, ?, ?, 0, 0, '', '', ?, ?)
+                    """
+            )
+        }
+
+        /// Ends the writer's use: the transaction is over.
+        func close() { open = false }
+
+        func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws {
+            guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
+            precondition(entries.count == priorities.count, "one priority per entry")
+            for (entry, priority) in zip(entries, priorities) {
+                guard entry.header.seq == expected else {
+                    throw LogStoreError(
+                        .corruptState,
+                        "entry \(entry.header.seq) does not continue the head \(Int64(bitPattern: expected &- 1))"
+                    )
+                }
+                buffer.removeAll(keepingCapacity: true)
+                entry.serialize(into: &buffer)
+                let seq = Int64(entry.header.seq)
+                let time = entry.header.time.millisecondsSinceEpoch
+                try entry.entryHash.withUnsafeBytes { hash in
+                    try buffer.withUnsafeBytes { bytes in
+                        try run(insertEntry, "insert entry \(seq)") { statement in
+                            sqlite3_bind_int64(statement, 1, seq)
+                            sqlite3_bind_int64(statement, 2, Int64(entry.header.kind.rawValue))
+                            sqlite3_bind_int64(statement, 3, time)
+                            sqlite3_bind_blob(statement, 4, hash.baseAddress, Int32(hash.count), nil)
+                            sqlite3_bind_blob(statement, 5, bytes.baseAddress, Int32(bytes.count), nil)
+                        }
+                        try run(insertDelivery, "enqueue entry \(seq)") { statement in
+                            sqlite3_bind_int64(statement, 1, seq)
+                            sqlite3_bind_int64(statement, 2, Int64(priority.rawValue))
+                            sqlite3_bind_int64(statement, 3, time)
+                            sqlite3_bind_blob(statement, 4, hash.baseAddress, Int32(hash.count), nil)
+                            sqlite3_bind_int64(statement, 5, time)
+                        }
+                    }
+                }
+                expected += 1
+            }
+        }
+
+        /// Binds (with `SQLITE_STATIC`: the buffers outlive the step), steps once, and resets the statement, so no
+        /// binding points at a buffer after this returns.
+        private func run(
+            _ statement: Statement,
+            _ what: @autoclosure () -> String,
+            bind: (OpaquePointer) -> Void
+        )
+            throws
+        {
+            let handle = statement.sqliteStatement
+            sqlite3_reset(handle)
+            bind(handle)
+            let code = sqlite3_step(handle)
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+            guard code == SQLITE_DONE else {
+                let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+                throw LogStoreError(.storage, "cannot \(what()): SQLite error \(code): \(message)")
+            }
         }
     }
 }

@@ -58,6 +58,67 @@ struct ChainSealerTests {
         #expect(one.sealer.head == batch.sealer.head)
     }
 
+    @Test(
+        "streamed batch sealing hands over every entry once, in order, in consecutive chunks, equal to one-by-one sealing",
+        arguments: [1, 16, 40, 257]
+    )
+    func streamedBatchEqualsSingle(count: Int) throws {
+        var one = ChainFixture()
+        var batch = ChainFixture()
+        let time = ChainFixture.start
+        let items = try (1...count).map {
+            (event: try EventCatalogue.builtIn.validated(ChainFixture.event($0)), nonce: ChainFixture.nonce(UInt64($0)))
+        }
+        let singles = try items.map { try one.sealer.seal($0.event.event, time: time, nonce: $0.nonce) }
+        var delivered: [SealedEntry] = []
+        var ranges: [Range<Int>] = []
+        try batch.sealer.seal(items, time: time, parallelism: 3) { range, entries in
+            #expect(range.count == entries.count)
+            ranges.append(range)
+            delivered += entries
+        }
+        #expect(delivered == singles)
+        #expect(ranges.first?.lowerBound == 0)
+        #expect(ranges.last?.upperBound == count)
+        #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+        #expect(one.sealer.head == batch.sealer.head)
+    }
+
+    @Test("when storing a streamed chunk fails, the error comes back, no more chunks come and the head is unchanged")
+    func streamedDeliveryFailure() throws {
+        struct StoreFailed: Error {}
+        var chain = ChainFixture()
+        let before = chain.sealer.head
+        let items = try (1...300).map {
+            (event: try EventCatalogue.builtIn.validated(ChainFixture.event($0)), nonce: ChainFixture.nonce(UInt64($0)))
+        }
+        var calls = 0
+        #expect(throws: StoreFailed.self) {
+            try chain.sealer.seal(items, time: ChainFixture.start, parallelism: 2) { _, _ in
+                calls += 1
+                if calls == 2 { throw StoreFailed() }
+            }
+        }
+        #expect(calls == 2)
+        #expect(chain.sealer.head == before)
+    }
+
+    @Test("a bad nonce in a streamed batch stops it before any entry is handed over; the head is unchanged")
+    func streamedBadNonce() throws {
+        var chain = ChainFixture()
+        let before = chain.sealer.head
+        var items = try (1...100).map {
+            (event: try EventCatalogue.builtIn.validated(ChainFixture.event($0)), nonce: ChainFixture.nonce(UInt64($0)))
+        }
+        items[70].nonce = [1, 2, 3]
+        var calls = 0
+        #expect(throws: AuditChainError.self) {
+            try chain.sealer.seal(items, time: ChainFixture.start, parallelism: 2) { _, _ in calls += 1 }
+        }
+        #expect(calls == 0)
+        #expect(chain.sealer.head == before)
+    }
+
     @Test("bad keys and nonces are refused")
     func badInputs() {
         #expect(throws: AuditChainError.self) { try DataKey(rawRepresentation: [1, 2, 3]) }

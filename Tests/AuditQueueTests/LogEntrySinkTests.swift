@@ -1,0 +1,147 @@
+import AuditChain
+@testable import AuditQueue
+import Foundation
+import Testing
+
+/// The sink a write transaction's body stores entries through as it seals them, on both storages.
+@Suite("LogEntrySink")
+struct LogEntrySinkTests {
+    enum Kind: String, CaseIterable, Sendable {
+        case memory, sqlite
+    }
+
+    /// A new log on the storage of `kind`, and a sealer continuing its head.
+    static func fixture(_ kind: Kind, in directory: TemporaryDirectory) async throws -> (AuditLog, ChainSealer) {
+        let storage: any LogStorage =
+            switch kind {
+            case .memory: MemoryLogStorage()
+            case .sqlite: try SQLiteLogStorage(path: directory.path + "/log.sqlite")
+            }
+        let log = try await AuditLog.create(
+            storage: storage,
+            keys: KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil),
+            deviceId: "device"
+        )
+        guard let dataKey = try log.keys.allDataKeys().first else { throw LogStoreError(.corruptState, "no data key") }
+        let sealer = ChainSealer(head: try log.info().head, signingKey: try log.activeSigningKey(), dataKey: dataKey)
+        return (log, sealer)
+    }
+
+    static func seal(_ count: Int, _ sealer: inout ChainSealer) throws -> [SealedEntry] {
+        try (0..<count).map { index in
+            try sealer.seal(
+                AuditLogTests.event(index),
+                time: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000),
+                nonce: Array(repeating: UInt8(index), count: 12)
+            )
+        }
+    }
+
+    @Test(
+        "what the body writes to the sink and what it returns commit together, in order, with their priorities",
+        arguments: Kind.allCases
+    )
+    func sinkThenReturned(kind: Kind) async throws {
+        let directory = try TemporaryDirectory()
+        var (log, sealer) = try await Self.fixture(kind, in: directory)
+        let early = try Self.seal(3, &sealer)
+        let checkpoint = sealer.checkpoint(time: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_001))
+        try await log.storage.append { _, sink in
+            try sink.write(Array(early[..<2]), priorities: [.routine, .critical])
+            try sink.write([early[2]], priorities: [.routine])
+            return (LogAppend(entries: [checkpoint], metadata: ["k": "v"]), ())
+        }
+        let stored = try log.storage.entries(from: 1, through: .max, limit: 10)
+        #expect(stored.map(\.bytes) == (early + [checkpoint]).map(\.serialized))
+        #expect(try log.storage.snapshot().head?.hash == checkpoint.entryHash)
+        #expect(try log.storage.snapshot().metadata["k"] == "v")
+        let delivery = try log.storage.deliveryTable()
+        #expect((1...4).map { delivery.items[$0]?.priority } == [.routine, .critical, .routine, .system])
+        #expect(delivery.items[3]?.hash == early[2].entryHash)
+        #expect(try AuditLogTests.verify(log).isClean)
+    }
+
+    @Test("a body that throws after writing to the sink leaves nothing behind", arguments: Kind.allCases)
+    func throwingBodyRollsBack(kind: Kind) async throws {
+        struct Refused: Error {}
+        let directory = try TemporaryDirectory()
+        var (log, sealer) = try await Self.fixture(kind, in: directory)
+        let before = try log.storage.snapshot().head
+        let entries = try Self.seal(2, &sealer)
+        await #expect(throws: Refused.self) {
+            try await log.storage.append { _, sink -> (LogAppend, Void) in
+                try sink.write(entries, priorities: [.routine, .routine])
+                throw Refused()
+            }
+        }
+        #expect(try log.storage.snapshot().head == before)
+        #expect(try log.storage.size().count == 1)
+        #expect(try log.storage.deliveryTable().items.keys.sorted() == [0])
+    }
+
+    @Test(
+        "an entry that does not continue the chain is refused, in the sink or after it; nothing is written",
+        arguments: Kind.allCases
+    )
+    func gapRefused(kind: Kind) async throws {
+        let directory = try TemporaryDirectory()
+        var (log, sealer) = try await Self.fixture(kind, in: directory)
+        let entries = try Self.seal(3, &sealer)
+        await #expect(throws: LogStoreError.self) {
+            try await log.storage.append { _, sink in
+                try sink.write([entries[0], entries[2]], priorities: [.routine, .routine])
+                return (LogAppend(entries: []), ())
+            }
+        }
+        await #expect(throws: LogStoreError.self) {
+            try await log.storage.append { _, sink in
+                try sink.write([entries[0]], priorities: [.routine])
+                return (LogAppend(entries: [entries[2]]), ())
+            }
+        }
+        #expect(try log.storage.size().count == 1)
+        try await log.storage.append { _, sink in
+            try sink.write([entries[0]], priorities: [.routine])
+            return (LogAppend(entries: [entries[1]]), ())
+        }
+        #expect(try log.storage.size().count == 3)
+    }
+
+    @Test("a sink kept past its transaction refuses to write", arguments: Kind.allCases)
+    func sinkAfterTransaction(kind: Kind) async throws {
+        let directory = try TemporaryDirectory()
+        var (log, sealer) = try await Self.fixture(kind, in: directory)
+        let entries = try Self.seal(1, &sealer)
+        let kept = KeptSink()
+        try await log.storage.append { _, sink in
+            kept.sink = sink
+            return (LogAppend(entries: []), ())
+        }
+        let error = #expect(throws: LogStoreError.self) { try kept.sink?.write(entries, priorities: [.routine]) }
+        #expect(error?.code == .invalidInput)
+        #expect(try log.storage.size().count == 1)
+    }
+
+    @Test(
+        "AuditLog streams a large batch through the sink: one valid chain, routine events queued as routine",
+        arguments: Kind.allCases
+    )
+    func largeAppend(kind: Kind) async throws {
+        let directory = try TemporaryDirectory()
+        let (log, _) = try await Self.fixture(kind, in: directory)
+        let receipts = try await log.append((0..<300).map(AuditLogTests.event))
+        #expect(receipts.map(\.seq) == Array(1...300))
+        let stored = try log.storage.entries(from: 1, through: 300, limit: 300)
+        #expect(zip(stored, receipts).allSatisfy { (try? SealedEntry(serialized: $0.bytes).entryHash) == $1.entryHash })
+        let delivery = try log.storage.deliveryTable()
+        #expect((1...300).allSatisfy { delivery.items[UInt64($0)]?.priority == .routine })
+        let report = try AuditLogTests.verify(log)
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.payloadsOpened == 300)
+    }
+}
+
+/// Holds a sink beyond its transaction (what a body must not do).
+private final class KeptSink: @unchecked Sendable {
+    var sink: (any LogEntrySink)?
+}
