@@ -142,7 +142,11 @@ extension Parallel {
     }
 
     /// Runs `helper(0)` ... `helper(helpers - 1)` on helper threads and `caller` on the calling thread; returns (or
-    /// throws) what `caller` does once every helper has returned too.
+    /// throws) what `caller` does once every helper that started has returned too.
+    ///
+    /// A helper that has not started when `caller` returns never runs (its thread may be late because Dispatch's
+    /// pool is busy with blocked work): `caller` must be able to finish the work alone, and never waits for a
+    /// helper that has not started. So a busy pool slows a batch down but cannot stop it.
     static func run<Result, Failure: Error>(
         helpers count: Int,
         _ helper: (Int) -> Void,
@@ -150,31 +154,51 @@ extension Parallel {
     ) throws(Failure) -> Result {
         try withoutActuallyEscaping(helper) { helper throws(Failure) in
             let box = WorkBox(helper)
-            let done = DispatchSemaphore(value: 0)
             for index in 0..<count {
-                helpers.async {
-                    box.run(index)
-                    done.signal()
-                }
+                helpers.async { box.run(index) }
             }
-            // Every helper has returned before this returns: then drop the last reference to the closure before it
-            // stops being valid.
-            defer {
-                for _ in 0..<count { done.wait() }
-                box.body = nil
-            }
+            defer { box.close() }
             return try caller()
         }
     }
 }
 
-/// The closure the helpers of ``Parallel/perform(iterations:_:)`` run; cleared before `perform` returns.
+/// The closure the helpers of ``Parallel/run(helpers:_:caller:)`` run. Helpers join before they run it; closing
+/// the box waits for those that joined, turns away those that come later, and drops the closure before it stops
+/// being valid.
 private final class WorkBox: @unchecked Sendable {
-    var body: ((Int) -> Void)?
+    /// Written at creation and by ``close()`` after every joined helper has finished; read by joined helpers only.
+    private var body: ((Int) -> Void)?
+    /// Helpers that joined (low bits), plus ``closedFlag`` once closed.
+    private let state = Atomic<Int>(0)
+    private let finished = DispatchSemaphore(value: 0)
+    private static let closedFlag = 1 << 40
 
     init(_ body: @escaping (Int) -> Void) { self.body = body }
 
-    func run(_ index: Int) { body?(index) }
+    /// Runs the body for `index` unless the box is closed.
+    func run(_ index: Int) {
+        var current = state.load(ordering: .acquiring)
+        while true {
+            guard current & Self.closedFlag == 0 else { return }
+            let (joined, found) = state.compareExchange(
+                expected: current,
+                desired: current + 1,
+                ordering: .acquiringAndReleasing
+            )
+            if joined { break }
+            current = found
+        }
+        body?(index)
+        finished.signal()
+    }
+
+    /// Turns away helpers that have not joined, waits for those that have, and drops the body.
+    func close() {
+        let joined = state.wrappingAdd(Self.closedFlag, ordering: .acquiringAndReleasing).oldValue
+        for _ in 0..<joined { finished.wait() }
+        body = nil
+    }
 }
 
 /// Result slots written by disjoint indices from several threads, read after all writers finished.

@@ -21,14 +21,16 @@ struct CrashTests {
             process.standardError = FileHandle.nullDevice
             try process.run()
             let handle = pipe.fileHandleForReading
-            DispatchQueue.global().async {
+            // A thread of its own: blocked reading for the child's whole life, it must not hold one of Dispatch's
+            // shared threads.
+            Thread {
                 while true {
                     let chunk = handle.availableData
                     if chunk.isEmpty { break }
                     self.lock.withLock { self.output.append(chunk) }
                 }
                 self.done.signal()
-            }
+            }.start()
         }
 
         func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }

@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 #endif
 
-/// A tiny blocking HTTP/1.1 client over POSIX sockets (unix or loopback TCP), run on a dispatch thread so it never
+/// A tiny blocking HTTP/1.1 client over POSIX sockets (unix or loopback TCP), run on a thread of its own so it never
 /// blocks the concurrency pool. One request per connection (`Connection: close`), 10 s socket timeouts.
 struct AgentHTTPClient: Sendable {
     enum Target: Sendable {
@@ -44,10 +44,12 @@ struct AgentHTTPClient: Sendable {
         }
         let request = Array((head + "\r\n").utf8) + body
         let target = target
+        // A thread of its own: blocked in recv on Dispatch's shared pool, it would hold a thread the server's tasks
+        // (which share that pool on Linux) may need to answer.
         return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 continuation.resume(with: Result { try Self.exchange(request, target: target) })
-            }
+            }.start()
         }
     }
 

@@ -174,13 +174,14 @@ final class AgentChild: @unchecked Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + Double(timeout.components.seconds), execute: watchdog)
         let out = stdout.fileHandleForReading
         let err = stderr.fileHandleForReading
+        // A thread of its own: blocked for the child's whole life, it must not hold one of Dispatch's shared threads.
         let (outData, errData) = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 let errData = err.readDataToEndOfFile()
                 let outData = out.readDataToEndOfFile()
                 process.waitUntilExit()
                 continuation.resume(returning: (outData, errData))
-            }
+            }.start()
         }
         watchdog.cancel()
         return Result(
