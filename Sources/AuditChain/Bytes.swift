@@ -1,5 +1,20 @@
+import Crypto
+
 /// Helpers for the fixed-width, big-endian binary encodings of the format.
 enum Bytes {
+    /// SHA-256 over the concatenation of `parts`, each hashed where it lies, the digest copied out once (the
+    /// generic `update(data:)` and `Array(digest)` paths cost more than the hash itself for small inputs).
+    static func sha256(_ parts: [UInt8]...) -> [UInt8] {
+        var hasher = SHA256()
+        for part in parts { part.withUnsafeBytes { hasher.update(bufferPointer: $0) } }
+        return digestBytes(hasher.finalize())
+    }
+
+    /// The bytes of a digest.
+    static func digestBytes(_ digest: SHA256.Digest) -> [UInt8] {
+        digest.withUnsafeBytes { Array($0) }
+    }
+
     static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Lowercase hexadecimal encoding.

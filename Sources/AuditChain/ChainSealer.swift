@@ -131,10 +131,13 @@ public struct ChainSealer: Sendable {
         parallelism: Int,
         deliver: (Range<Int>, [SealedEntry]) throws -> Void
     ) throws {
+        // The parts sealing reads, taken out once (reading them through the tuples copied whole events).
+        let payloads = events.map(\.event.canonicalPayload)
+        let nonces = events.map(\.nonce)
         let failure = try sealBatch(count: events.count, parallelism: parallelism) {
             sealer,
             index throws(AuditChainError) in
-            try sealer.prepare(plaintext: events[index].event.canonicalPayload, time: time, nonce: events[index].nonce)
+            try sealer.prepare(plaintext: payloads[index], time: time, nonce: nonces[index])
         } deliver: { range, entries in
             try deliver(range, entries)
         }
@@ -293,13 +296,16 @@ struct PreparedEntry: Sendable {
         self.entryHash = SealedEntry.entryHash(header: headerBytes ?? header.encoded, payloadDigest: payloadDigest)
     }
 
-    func signed(with key: SigningKey) -> SealedEntry {
-        SealedEntry(
+    /// The signed entry; consuming, so the parts move into it instead of being copied (every copy of an array
+    /// is a reference count change, and the log id and key id buffers are shared by every entry and every thread).
+    consuming func signed(with key: SigningKey) -> SealedEntry {
+        let signature = key.sign(SealedEntry.signedMessage(entryHash: entryHash))
+        return SealedEntry(
             header: header,
             payloadDigest: payloadDigest,
             nonce: nonce,
             payload: payload,
-            signature: key.sign(SealedEntry.signedMessage(entryHash: entryHash)),
+            signature: signature,
             entryHash: entryHash
         )
     }

@@ -244,7 +244,7 @@ final class ExaminedEntry: Sendable {
         bytes.withUnsafeBytes {
             hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<SealedEntry.hashedPrefix]))
         }
-        return Array(hasher.finalize())
+        return Bytes.digestBytes(hasher.finalize())
     }
 
     private static func check(

@@ -105,7 +105,7 @@ public struct SealedEntry: Sendable, Hashable {
             nonce: reader.read(FormatConstants.nonceSize)!,
             payload: reader.read(length)!,
             signature: reader.read(FormatConstants.signatureSize)!,
-            entryHash: Array(hasher.finalize())
+            entryHash: Bytes.digestBytes(hasher.finalize())
         )
     }
 
@@ -128,20 +128,12 @@ public struct SealedEntry: Sendable, Hashable {
 
     /// SHA-256("audit-chain/v1/payload" || nonce || payload), recomputed from the bytes.
     public static func payloadDigest(nonce: [UInt8], payload: [UInt8]) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(data: FormatConstants.payloadDomain)
-        hasher.update(data: nonce)
-        hasher.update(data: payload)
-        return Array(hasher.finalize())
+        Bytes.sha256(FormatConstants.payloadDomain, nonce, payload)
     }
 
     /// SHA-256("audit-chain/v1/entry" || header || payloadDigest): what the next entry links to and what is signed.
     public static func entryHash(header: [UInt8], payloadDigest: [UInt8]) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(data: FormatConstants.entryDomain)
-        hasher.update(data: header)
-        hasher.update(data: payloadDigest)
-        return Array(hasher.finalize())
+        Bytes.sha256(FormatConstants.entryDomain, header, payloadDigest)
     }
 
     /// The message an entry signature covers: "audit-chain/v1/signature" || entryHash.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The rule that keeps secrets out of the log (docs/CATALOGUE.md, "Secrets are refused").
 ///
 /// An attribute name is split into words at camelCase humps, digits, `_`, `-` and `.`. The name is refused if
@@ -49,10 +51,25 @@ public enum SecretAttributeRule {
         return words
     }
 
+    /// Verdicts of names seen before (a catalogue's attribute names recur in every event): name → passes.
+    /// Bounded, so names from untrusted input cannot grow it without limit.
+    private static let verdicts = Mutex<[String: Bool]>([:])
+    private static let maxVerdicts = 1024
+
+    /// True when `name` carries no secret word; remembered for the next event.
+    static func passes(name: String) -> Bool {
+        if let known = verdicts.withLock({ $0[name] }) { return known }
+        let verdict = secretWord(in: name) == nil
+        verdicts.withLock { cache in
+            if cache.count < maxVerdicts { cache[name] = verdict }
+        }
+        return verdict
+    }
+
     /// True when no name in `attributes` (nested objects and arrays included) carries a secret.
     static func passes(_ attributes: [String: JSONValue]) -> Bool {
         for (name, value) in attributes {
-            if secretWord(in: name) != nil { return false }
+            if !passes(name: name) { return false }
             switch value {
             case .object(let members): if !passes(members) { return false }
             case .array(let values): if !passes(values) { return false }

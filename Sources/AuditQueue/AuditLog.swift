@@ -131,10 +131,17 @@ public final class AuditLog: Sendable {
             var writer = try self.writer(for: snapshot)
             // One seal for every caller's events: the threads share the signatures of the whole commit (64 callers
             // with one event each would otherwise be 64 one-entry batches, signed on one thread).
-            let items = batches.joined().enumerated().map { index, event in
-                (event: event, nonce: Array(random[index * size..<(index + 1) * size]))
+            var items: [(event: ValidatedEvent, nonce: [UInt8])] = []
+            var priorities: [DeliveryPriority] = []
+            items.reserveCapacity(random.count / size)
+            priorities.reserveCapacity(random.count / size)
+            for batch in batches {
+                for event in batch {
+                    let start = items.count * size
+                    priorities.append(DeliveryPriority(configuration.catalogue.priority(of: event.event.type)))
+                    items.append((event: event, nonce: Array(random[start..<start + size])))
+                }
             }
-            let priorities = items.map { DeliveryPriority(configuration.catalogue.priority(of: $0.event.event.type)) }
             var receipts: [AppendReceipt] = []
             receipts.reserveCapacity(items.count)
             // Each signed chunk goes into the transaction while the next ones are signed.

@@ -187,22 +187,26 @@ extension SQLiteLogStorage {
         func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws {
             guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
             precondition(entries.count == priorities.count, "one priority per entry")
-            for (entry, priority) in zip(entries, priorities) {
-                guard entry.header.seq == expected else {
+            // Indexing reads each entry in place; iterating (or zipping) would copy every entry.
+            for index in entries.indices {
+                let priority = priorities[index]
+                guard entries[index].header.seq == expected else {
                     throw LogStoreError(
                         .corruptState,
-                        "entry \(entry.header.seq) does not continue the head \(Int64(bitPattern: expected &- 1))"
+                        "entry \(entries[index].header.seq) does not continue the head "
+                            + "\(Int64(bitPattern: expected &- 1))"
                     )
                 }
                 buffer.removeAll(keepingCapacity: true)
-                entry.serialize(into: &buffer)
-                let seq = Int64(entry.header.seq)
-                let time = entry.header.time.millisecondsSinceEpoch
-                try entry.entryHash.withUnsafeBytes { hash in
+                entries[index].serialize(into: &buffer)
+                let seq = Int64(expected)
+                let kind = Int64(entries[index].header.kind.rawValue)
+                let time = entries[index].header.time.millisecondsSinceEpoch
+                try entries[index].entryHash.withUnsafeBytes { hash in
                     try buffer.withUnsafeBytes { bytes in
                         try run(insertEntry, "insert entry \(seq)") { statement in
                             sqlite3_bind_int64(statement, 1, seq)
-                            sqlite3_bind_int64(statement, 2, Int64(entry.header.kind.rawValue))
+                            sqlite3_bind_int64(statement, 2, kind)
                             sqlite3_bind_int64(statement, 3, time)
                             sqlite3_bind_blob(statement, 4, hash.baseAddress, Int32(hash.count), nil)
                             sqlite3_bind_blob(statement, 5, bytes.baseAddress, Int32(bytes.count), nil)
