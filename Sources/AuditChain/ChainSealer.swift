@@ -164,8 +164,8 @@ public struct ChainSealer: Sendable {
                 failure = error
                 return nil
             }
-        } transform: {
-            $0.signed(with: key)
+        } transform: { (prepared: consuming PreparedEntry) in
+            prepared.signed(with: key)
         } consume: { range, entries throws(Failure) in
             try deliver(range, entries)
         }

@@ -57,7 +57,7 @@ extension Parallel {
         count: Int,
         parallelism: Int,
         produce: (Int) -> Item?,
-        transform: @Sendable (Item) -> Output,
+        transform: @Sendable (consuming Item) -> Output,
         consume: (Range<Int>, [Output]) throws(Failure) -> Void
     ) throws(Failure) -> Bool {
         let workers = max(1, min(parallelism, count / 16))
@@ -215,7 +215,8 @@ private final class ResultSlots<Value>: @unchecked Sendable {
         storage.deallocate()
     }
 
-    func store(_ value: Value, at index: Int) { storage[index] = value }
+    /// Stores `value` at `index` (taking it: no copy of what it holds).
+    func store(_ value: consuming Value, at index: Int) { storage[index] = consume value }
 
     /// Moves out the value stored at `index`, leaving the slot empty (it must have been stored, and published to
     /// this thread). No copy, so no retain of every array a value holds.
