@@ -126,7 +126,11 @@ public final class AuditLog: Sendable {
         let configuration = configuration
         // Every nonce of the commit in one draw from the generator.
         let size = FormatConstants.nonceSize
-        let random = configuration.randomBytes(size * batches.reduce(0) { $0 + $1.count })
+        let expected = size * batches.reduce(0) { $0 + $1.count }
+        let random = configuration.randomBytes(expected)
+        guard random.count == expected else {
+            throw LogStoreError(.storage, "the random generator gave \(random.count) bytes for nonces, not \(expected)")
+        }
         return try await storage.append { snapshot, sink in
             var writer = try self.writer(for: snapshot)
             // One seal for every caller's events: the threads share the signatures of the whole commit (64 callers

@@ -1,3 +1,4 @@
+import AuditChain
 @testable import AuditQueue
 import Testing
 
@@ -25,5 +26,21 @@ struct SecureRandomTests {
         let bytes = AuditLog.Configuration().randomBytes(12 * 1000)
         let nonces = Set(stride(from: 0, to: bytes.count, by: 12).map { Array(bytes[$0..<$0 + 12]) })
         #expect(nonces.count == 1000)
+    }
+
+    @Test("a generator that gives fewer bytes than asked stops the append, and nothing is written")
+    func shortGenerator() async throws {
+        let directory = try TemporaryDirectory()
+        let storage = MemoryLogStorage()
+        let keys = KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil)
+        _ = try await AuditLog.create(storage: storage, keys: keys, deviceId: "device")
+        var configuration = AuditLog.Configuration()
+        configuration.randomBytes = { Array(SecureRandom.bytes($0).dropLast()) }
+        let log = try AuditLog(storage: storage, keys: keys, configuration: configuration)
+        let error = await #expect(throws: LogStoreError.self) {
+            try await log.append([AuditLogTests.event(1), AuditLogTests.event(2)])
+        }
+        #expect(error?.code == .storage)
+        #expect(try storage.size().count == 1)
     }
 }
