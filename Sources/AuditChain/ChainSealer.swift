@@ -253,10 +253,11 @@ public struct ChainSealer: Sendable {
         } catch {
             throw AuditChainError(.chainMismatch, "AES-GCM refused to seal: \(error)")
         }
-        var payload: [UInt8] = []
-        payload.reserveCapacity(sealedLength)
-        payload.append(contentsOf: box.ciphertext)
-        payload.append(contentsOf: box.tag)
+        // `combined` is nonce || ciphertext || tag in one buffer: one copy of what follows the nonce.
+        guard let combined = box.combined, combined.count == FormatConstants.nonceSize + sealedLength else {
+            throw AuditChainError(.chainMismatch, "AES-GCM returned a sealed box of an unexpected size")
+        }
+        let payload = Array(combined.dropFirst(FormatConstants.nonceSize))
         return advance(PreparedEntry(header: header, headerBytes: headerBytes, nonce: nonce, payload: payload))
     }
 

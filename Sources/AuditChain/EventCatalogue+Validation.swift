@@ -22,12 +22,20 @@ extension EventCatalogue {
     /// batch.
     /// - Throws: the ``AuditEventError`` of the first invalid event, in order.
     public func validated(_ events: [AuditEvent], parallelism: Int) throws(AuditEventError) -> [ValidatedEvent] {
-        let outcomes = Parallel.map(events, parallelism: events.count >= 256 ? parallelism : 1) { event in
-            Result { () throws(AuditEventError) in try self.validated(event) }
+        var outcomes = Parallel.map(events, parallelism: events.count >= 256 ? parallelism : 1) { event in
+            try? self.validated(event)
         }
         var validated: [ValidatedEvent] = []
         validated.reserveCapacity(outcomes.count)
-        for outcome in outcomes { validated.append(try outcome.get()) }
+        for index in outcomes.indices {
+            // Taken, not copied (a copy retains every string and array of the event).
+            guard let event = outcomes[index].take() else {
+                // The error path: the first invalid event in order, with its message.
+                for event in events[index...] { _ = try self.validated(event) }
+                preconditionFailure("an event failed validation once and passed it again")
+            }
+            validated.append(event)
+        }
         return validated
     }
 

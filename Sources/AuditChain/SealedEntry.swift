@@ -137,7 +137,13 @@ public struct SealedEntry: Sendable, Hashable {
     }
 
     /// The message an entry signature covers: "audit-chain/v1/signature" || entryHash.
-    public static func signedMessage(entryHash: [UInt8]) -> [UInt8] { FormatConstants.signatureDomain + entryHash }
+    public static func signedMessage(entryHash: [UInt8]) -> [UInt8] {
+        var message: [UInt8] = []
+        message.reserveCapacity(FormatConstants.signatureDomain.count + entryHash.count)
+        message.append(contentsOf: FormatConstants.signatureDomain)
+        message.append(contentsOf: entryHash)
+        return message
+    }
 
     /// Whether the stored payload digest matches the nonce and payload bytes.
     public var payloadDigestMatches: Bool {

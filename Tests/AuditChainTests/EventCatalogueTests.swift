@@ -26,6 +26,25 @@ struct EventCatalogueTests {
         }
     }
 
+    @Test("a batch validates in order on several threads and names its first invalid event", arguments: [40, 600])
+    func batchValidation(count: Int) throws {
+        let events = (0..<count).map { ChainFixture.event($0) }
+        let validated = try catalogue.validated(events, parallelism: 2)
+        #expect(validated.map(\.event) == events)
+        #expect(validated.allSatisfy { $0.canonicalPayload == $0.event.canonicalPayload })
+
+        var broken = events
+        broken[count / 2].attributes = [:]
+        broken[count / 2 + 5].attributes["pin"] = "1234"
+        #expect(throws: AuditEventError.self) { try catalogue.validated(broken, parallelism: 2) }
+        do {
+            _ = try catalogue.validated(broken, parallelism: 2)
+        } catch {
+            #expect(error == self.error(broken[count / 2]))
+            #expect(error.code != .secretAttribute)
+        }
+    }
+
     @Test("the six biometric events and the lock events are built in and validate")
     func builtInTypes() throws {
         let valid: [(String, [String: JSONValue])] = [
