@@ -12,6 +12,8 @@ public final class SQLiteLogStorage: LogStorage {
     let pool: DatabasePool
     /// The database file.
     public let path: String
+    /// Checkpoints the WAL off the commit path.
+    let checkpointer: BackgroundCheckpointer
 
     /// Opens (creating if needed) the database at `path`.
     /// - Throws: ``LogStoreError`` if SQLite cannot open it or it has another schema.
@@ -19,11 +21,19 @@ public final class SQLiteLogStorage: LogStorage {
         self.path = path
         do {
             pool = try DurableDatabase.open(path: path, label: "audit-log", migrate: Self.migrate)
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(BackgroundCheckpointer.fallbackPages)")
+            }
         } catch let error as LogStoreError {
             throw error
         } catch {
             throw LogStoreError(.storage, "cannot open the log database \(path): \(error)")
         }
+        checkpointer = BackgroundCheckpointer(path: path)
+    }
+
+    deinit {
+        checkpointer.stop()
     }
 
     /// 1: entries and metadata; 2: adds the delivery table (entries of a version-1 log all join it as pending).
@@ -94,12 +104,17 @@ public final class SQLiteLogStorage: LogStorage {
     func transaction<Result: Sendable>(
         _ body: @Sendable (EntryWriter, LogSnapshot) throws -> (LogAppend, Result)
     ) async throws -> Result {
-        try await pool.writeWithoutTransaction { db in
+        let checkpointer = checkpointer
+        return try await pool.writeWithoutTransaction { db in
             var result: Result?
+            var written = 0
             try db.inTransaction(.immediate) {
                 let snapshot = try Self.readSnapshot(db)
                 let writer = try EntryWriter(db, after: snapshot.head)
-                defer { writer.close() }
+                defer {
+                    writer.close()
+                    written = writer.bytesWritten
+                }
                 let (append, value) = try body(writer, snapshot)
                 try writer.write(append.entries, priorities: append.entryPriorities)
                 for (key, value) in append.metadata {
@@ -112,6 +127,7 @@ public final class SQLiteLogStorage: LogStorage {
                 result = value
                 return .commit
             }
+            checkpointer.committed(bytes: written)
             return result!
         }
     }
@@ -166,6 +182,8 @@ extension SQLiteLogStorage {
         private let insertEntry: Statement
         private let insertDelivery: Statement
         private var buffer: [UInt8] = []
+        /// Bytes of the entries written so far.
+        private(set) var bytesWritten = 0
 
         init(_ db: Database, after head: ChainHead?) throws {
             self.db = db
@@ -199,6 +217,7 @@ extension SQLiteLogStorage {
                 }
                 buffer.removeAll(keepingCapacity: true)
                 entries[index].serialize(into: &buffer)
+                bytesWritten += buffer.count
                 let seq = Int64(expected)
                 let kind = Int64(entries[index].header.kind.rawValue)
                 let time = entries[index].header.time.millisecondsSinceEpoch

@@ -145,3 +145,30 @@ struct LogEntrySinkTests {
 private final class KeptSink: @unchecked Sendable {
     var sink: (any LogEntrySink)?
 }
+
+@Suite("BackgroundCheckpointer")
+struct BackgroundCheckpointerTests {
+    @Test("after a few MiB of appends the WAL is checkpointed off the commit path, and the log still verifies")
+    func checkpointsInBackground() async throws {
+        let directory = try TemporaryDirectory()
+        let storage = try SQLiteLogStorage(path: directory.path + "/log.sqlite")
+        let log = try await AuditLog.create(
+            storage: storage,
+            keys: KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil),
+            deviceId: "device"
+        )
+        #expect(storage.checkpointer.completedCheckpoints == 0)
+        // About 300 bytes an event: 8 000 events pass the wake-up threshold (2 MiB) at least once.
+        for batch in 0..<8 {
+            _ = try await log.append((batch * 1000..<(batch + 1) * 1000).map(AuditLogTests.event))
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while storage.checkpointer.completedCheckpoints == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(storage.checkpointer.completedCheckpoints >= 1)
+        let report = try AuditLogTests.verify(log)
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.payloadsOpened == 8000)
+    }
+}
