@@ -71,7 +71,7 @@ extension Parallel {
             if count > 0 { try consume(0..<count, outputs) }
             return true
         }
-        let chunk = max(4, min(32, count / (workers * 4)))
+        let chunk = max(4, min(16, count / (workers * 4)))
         let chunks = (count + chunk - 1) / chunk
         @Sendable func range(_ index: Int) -> Range<Int> { index * chunk..<min(count, (index + 1) * chunk) }
         let items = ResultSlots<Item>(count: count)
