@@ -19,7 +19,14 @@ enum AppendBench {
         let grouped = Timing.grouped(Double(count))
         let target = Figure.Target.valueAtLeast(60_000)
 
-        try await measure("one call", folder: folder, events: count, cores: rates.cores, summary: summary) { log in
+        try await measure(
+            "one call",
+            folder: folder,
+            events: count,
+            cores: rates.cores,
+            repeats: options.appendRepeats,
+            summary: summary
+        ) { log in
             _ = try await log.append(events)
         } figure: { seconds in
             Figure(
@@ -33,7 +40,14 @@ enum AppendBench {
         }
 
         let batch = options.appendBatch
-        try await measure("batched", folder: folder, events: count, cores: rates.cores, summary: summary) { log in
+        try await measure(
+            "batched",
+            folder: folder,
+            events: count,
+            cores: rates.cores,
+            repeats: options.appendRepeats,
+            summary: summary
+        ) { log in
             var start = 0
             while start < count {
                 let end = min(count, start + batch)
@@ -53,7 +67,14 @@ enum AppendBench {
 
         let producers = options.producers
         guard producers > 0 else { return }
-        try await measure("concurrent", folder: folder, events: count, cores: rates.cores, summary: summary) { log in
+        try await measure(
+            "concurrent",
+            folder: folder,
+            events: count,
+            cores: rates.cores,
+            repeats: options.appendRepeats,
+            summary: summary
+        ) { log in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for producer in 0..<producers {
                     group.addTask {
@@ -91,20 +112,28 @@ enum AppendBench {
         folder: String,
         events: Int,
         cores: Int,
+        repeats: Int,
         summary: Summary,
         _ body: (AuditLog) async throws -> Void,
         figure: (Double) -> Figure
     ) async throws {
-        let (log, storage) = try await EventFactory.sqliteLog(
-            in: folder,
-            name: name.replacingOccurrences(of: " ", with: "-")
-        )
-        storage.reset()
-        let cpu = ProcessStats.cpuSeconds
-        let seconds = try await Timing.measureAsync { try await body(log) }
-        summary.add(figure(seconds))
-        describe(storage.totals, wall: seconds, cpu: ProcessStats.cpuSeconds - cpu, events: events, cores: cores)
-        try check(log, entries: storage.totals.entries)
+        // The best of `repeats` runs, each on a fresh log: other work on the shared cores only ever lowers a rate
+        // (the primitive references are the best of four windows for the same reason). Every run is printed.
+        var best = Double.infinity
+        for run in 1...repeats {
+            let (log, storage) = try await EventFactory.sqliteLog(
+                in: folder,
+                name: name.replacingOccurrences(of: " ", with: "-") + "-\(run)"
+            )
+            storage.reset()
+            let cpu = ProcessStats.cpuSeconds
+            let seconds = try await Timing.measureAsync { try await body(log) }
+            Summary.say("    run \(run) of \(repeats): \(Timing.rate(Double(events) / seconds))")
+            describe(storage.totals, wall: seconds, cpu: ProcessStats.cpuSeconds - cpu, events: events, cores: cores)
+            try check(log, entries: storage.totals.entries)
+            best = min(best, seconds)
+        }
+        summary.add(figure(best))
     }
 
     /// Prints where a run's time went, from the storage's per-transaction totals.

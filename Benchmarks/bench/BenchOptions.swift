@@ -23,6 +23,8 @@ struct BenchOptions: Sendable {
     var appendEvents = 100_000
     /// Events per `append` call in the batched figure.
     var appendBatch = 1000
+    /// Runs of each append figure; the best counts.
+    var appendRepeats = 3
     /// Concurrent producer tasks in the group-commit figure.
     var producers = 64
     /// Sequential single-event appends timed for the latency percentiles.
@@ -51,6 +53,7 @@ struct BenchOptions: Sendable {
           --events N           events per bulk append figure (default 100000)
           --batch N            events per append call in the batched figure (default 1000)
           --producers N        concurrent producer tasks (default 64; 0 skips that figure)
+          --repeat N           runs of each append figure, the best counts (default 3)
           --latency-count N    sequential single appends timed (default 2000)
           --verify-entries N   entries of the verified chain (default 1000000)
           -h, --help           this text
@@ -77,7 +80,7 @@ struct BenchOptions: Sendable {
             case "--keep": options.keep = true
             case "--decrypt": options.decrypt = true
             case "--dir": options.baseDirectory = try value(argument)
-            case "--events", "--batch", "--producers", "--latency-count", "--verify-entries":
+            case "--events", "--batch", "--producers", "--repeat", "--latency-count", "--verify-entries":
                 let text = try value(argument)
                 let least = argument == "--producers" ? 0 : 1
                 guard let number = Int(text.replacingOccurrences(of: "_", with: "")), number >= least else {
@@ -97,12 +100,14 @@ struct BenchOptions: Sendable {
         if options.quick {
             options.primitiveSeconds = 0.5
             options.appendEvents = 10_000
+            options.appendRepeats = 1
             options.latencyCount = 300
             options.verifyEntries = 50_000
             options.breakdownCount = 3000
         }
         options.appendEvents = counts["--events"] ?? options.appendEvents
         options.appendBatch = counts["--batch"] ?? options.appendBatch
+        options.appendRepeats = counts["--repeat"] ?? options.appendRepeats
         options.producers = counts["--producers"] ?? options.producers
         options.latencyCount = counts["--latency-count"] ?? options.latencyCount
         options.verifyEntries = max(2, counts["--verify-entries"] ?? options.verifyEntries)
