@@ -121,23 +121,27 @@ public struct ChainSealer: Sendable {
     /// Seals a batch of validated events (their canonical payloads were encoded during validation), signing in
     /// parallel on `parallelism` threads, and hands the entries to `deliver` in order, a chunk at a time, as soon as
     /// a chunk and those before it are signed: storing a chunk overlaps signing the next ones.
-    /// - Parameter deliver: called on the calling thread with consecutive ranges of indices of `events`, covering them
-    ///   all in order, and their entries.
+    /// - Parameters:
+    ///   - events: the events, in order.
+    ///   - nonces: one 12-byte nonce per event.
+    ///   - deliver: called on the calling thread with consecutive ranges of indices of `events`, covering them all in
+    ///     order, and their entries.
     /// - Throws: ``AuditChainError`` as ``seal(_:time:nonce:)``, or what `deliver` throws. Either way the head is
     ///   unchanged, and the entries already delivered must be discarded (they are not part of the chain).
     public mutating func seal(
-        _ events: [(event: ValidatedEvent, nonce: [UInt8])],
+        _ events: [ValidatedEvent],
+        nonces: [[UInt8]],
         time: AuditTimestamp,
         parallelism: Int,
         deliver: (Range<Int>, [SealedEntry]) throws -> Void
     ) throws {
-        // The parts sealing reads, taken out once (reading them through the tuples copied whole events).
-        let payloads = events.map(\.event.canonicalPayload)
-        let nonces = events.map(\.nonce)
+        guard nonces.count == events.count else {
+            throw AuditChainError(.chainMismatch, "\(events.count) events but \(nonces.count) nonces")
+        }
         let failure = try sealBatch(count: events.count, parallelism: parallelism) {
             sealer,
             index throws(AuditChainError) in
-            try sealer.prepare(plaintext: payloads[index], time: time, nonce: nonces[index])
+            try sealer.prepare(plaintext: events[index].canonicalPayload, time: time, nonce: nonces[index])
         } deliver: { range, entries in
             try deliver(range, entries)
         }

@@ -101,7 +101,7 @@ extension Parallel {
             defer { stopped.store(true, ordering: .releasing) }
             for index in 0..<count {
                 guard let item = produce(index) else { return false }
-                items.store(item, at: index)
+                items.store(consume item, at: index)
                 if (index + 1) % chunk == 0 || index + 1 == count {
                     produced.store(index + 1, ordering: .releasing)
                 }

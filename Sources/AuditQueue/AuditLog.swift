@@ -135,27 +135,23 @@ public final class AuditLog: Sendable {
             var writer = try self.writer(for: snapshot)
             // One seal for every caller's events: the threads share the signatures of the whole commit (64 callers
             // with one event each would otherwise be 64 one-entry batches, signed on one thread).
-            var items: [(event: ValidatedEvent, nonce: [UInt8])] = []
-            var priorities: [DeliveryPriority] = []
-            items.reserveCapacity(random.count / size)
-            priorities.reserveCapacity(random.count / size)
-            for batch in batches {
-                for event in batch {
-                    let start = items.count * size
-                    priorities.append(DeliveryPriority(configuration.catalogue.priority(of: event.event.type)))
-                    items.append((event: event, nonce: Array(random[start..<start + size])))
-                }
-            }
+            let events = batches.count == 1 ? batches[0] : Array(batches.joined())
+            let nonces = (0..<events.count).map { Array(random[$0 * size..<($0 + 1) * size]) }
+            let priorities = events.map { DeliveryPriority(configuration.catalogue.priority(of: $0.event.type)) }
             var receipts: [AppendReceipt] = []
-            receipts.reserveCapacity(items.count)
+            receipts.reserveCapacity(events.count)
             // Each signed chunk goes into the transaction while the next ones are signed.
-            try writer.sealer.seal(items, time: configuration.now(), parallelism: configuration.signingParallelism) {
-                range,
-                entries in
+            try writer.sealer.seal(
+                events,
+                nonces: nonces,
+                time: configuration.now(),
+                parallelism: configuration.signingParallelism
+            ) { range, entries in
                 try sink.write(entries, priorities: Array(priorities[range]))
-                receipts.append(
-                    contentsOf: entries.lazy.map { AppendReceipt(seq: $0.header.seq, entryHash: $0.entryHash) }
-                )
+                // Indexing reads each entry in place (iterating would copy every entry).
+                for index in entries.indices {
+                    receipts.append(AppendReceipt(seq: entries[index].header.seq, entryHash: entries[index].entryHash))
+                }
             }
             try self.finish(&writer)
             var perBatch: [[AppendReceipt]] = []

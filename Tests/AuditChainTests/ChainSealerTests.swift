@@ -66,13 +66,12 @@ struct ChainSealerTests {
         var one = ChainFixture()
         var batch = ChainFixture()
         let time = ChainFixture.start
-        let items = try (1...count).map {
-            (event: try EventCatalogue.builtIn.validated(ChainFixture.event($0)), nonce: ChainFixture.nonce(UInt64($0)))
-        }
-        let singles = try items.map { try one.sealer.seal($0.event.event, time: time, nonce: $0.nonce) }
+        let events = try (1...count).map { try EventCatalogue.builtIn.validated(ChainFixture.event($0)) }
+        let nonces = (1...count).map { ChainFixture.nonce(UInt64($0)) }
+        let singles = try zip(events, nonces).map { try one.sealer.seal($0.event, time: time, nonce: $1) }
         var delivered: [SealedEntry] = []
         var ranges: [Range<Int>] = []
-        try batch.sealer.seal(items, time: time, parallelism: 3) { range, entries in
+        try batch.sealer.seal(events, nonces: nonces, time: time, parallelism: 3) { range, entries in
             #expect(range.count == entries.count)
             ranges.append(range)
             delivered += entries
@@ -89,12 +88,11 @@ struct ChainSealerTests {
         struct StoreFailed: Error {}
         var chain = ChainFixture()
         let before = chain.sealer.head
-        let items = try (1...300).map {
-            (event: try EventCatalogue.builtIn.validated(ChainFixture.event($0)), nonce: ChainFixture.nonce(UInt64($0)))
-        }
+        let events = try (1...300).map { try EventCatalogue.builtIn.validated(ChainFixture.event($0)) }
+        let nonces = (1...300).map { ChainFixture.nonce(UInt64($0)) }
         var calls = 0
         #expect(throws: StoreFailed.self) {
-            try chain.sealer.seal(items, time: ChainFixture.start, parallelism: 2) { _, _ in
+            try chain.sealer.seal(events, nonces: nonces, time: ChainFixture.start, parallelism: 2) { _, _ in
                 calls += 1
                 if calls == 2 { throw StoreFailed() }
             }
@@ -107,13 +105,20 @@ struct ChainSealerTests {
     func streamedBadNonce() throws {
         var chain = ChainFixture()
         let before = chain.sealer.head
-        var items = try (1...100).map {
-            (event: try EventCatalogue.builtIn.validated(ChainFixture.event($0)), nonce: ChainFixture.nonce(UInt64($0)))
-        }
-        items[70].nonce = [1, 2, 3]
+        let events = try (1...100).map { try EventCatalogue.builtIn.validated(ChainFixture.event($0)) }
+        var nonces = (1...100).map { ChainFixture.nonce(UInt64($0)) }
+        nonces[70] = [1, 2, 3]
         var calls = 0
         #expect(throws: AuditChainError.self) {
-            try chain.sealer.seal(items, time: ChainFixture.start, parallelism: 2) { _, _ in calls += 1 }
+            try chain.sealer.seal(events, nonces: nonces, time: ChainFixture.start, parallelism: 2) { _, _ in calls += 1
+            }
+        }
+        // One nonce too few is refused before anything is sealed.
+        #expect(throws: AuditChainError.self) {
+            try chain.sealer.seal(events, nonces: Array(nonces.prefix(99)), time: ChainFixture.start, parallelism: 2) {
+                _,
+                _ in calls += 1
+            }
         }
         #expect(calls == 0)
         #expect(chain.sealer.head == before)
