@@ -8,23 +8,23 @@ import Synchronization
 ///
 /// With SQLite's default (`wal_autocheckpoint = 1000`), the commit that grows the WAL past 1 000 pages copies the
 /// whole WAL into the database file and syncs it before it returns: every few batches an append stalls for that.
-/// Here the storage wakes this thread after every `wakeBytes` it has written, and the thread runs a `PASSIVE`
-/// checkpoint, which takes no lock a writer needs. The writer connection keeps an automatic checkpoint at a higher
-/// threshold (``fallbackPages``) as a bound: if this thread falls behind or fails, the WAL grows no further than
-/// that, as before. Checkpoints are crash-safe in SQLite whichever connection runs them.
+/// Here the writer connection's WAL hook, which SQLite calls after each commit with the WAL's size, wakes this thread
+/// at the same threshold, and the thread runs a `PASSIVE` checkpoint, which takes no lock a writer needs. Once the
+/// whole WAL is copied, the next write starts it again from its beginning, as after an automatic checkpoint. If this
+/// thread falls behind or fails, the committing writer checkpoints itself at ``fallbackPages``, as SQLite would
+/// have: the WAL stays bounded. Checkpoints are crash-safe in SQLite whichever connection runs them.
 final class BackgroundCheckpointer: Sendable {
-    /// Bytes written between two wake-ups (about 500 WAL pages).
-    static let wakeBytes = 2 << 20
-    /// The writer connection's own automatic checkpoint threshold, in pages (32 MiB of 4 KiB pages).
-    static let fallbackPages = 8192
+    /// WAL pages that wake the thread (SQLite's own automatic threshold).
+    static let wakePages: Int32 = 1000
+    /// WAL pages at which the writer checkpoints itself (32 MiB of 4 KiB pages).
+    static let fallbackPages: Int32 = 8192
 
     private let path: String
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
-    /// A wake-up is queued and not yet taken: writing more does not queue another.
+    /// A wake-up is queued and not yet taken: another commit does not queue another.
     private let queued = Atomic<Bool>(false)
-    private let written = Atomic<Int>(0)
     private let completed = Atomic<Int>(0)
 
     /// Checkpoints that completed (every frame of the WAL at their start copied).
@@ -38,13 +38,39 @@ final class BackgroundCheckpointer: Sendable {
         thread.start()
     }
 
-    /// Counts bytes the writer committed; wakes the thread every ``wakeBytes``.
-    func committed(bytes: Int) {
-        guard bytes > 0 else { return }
-        let total = written.wrappingAdd(bytes, ordering: .relaxed).newValue
-        guard total >= Self.wakeBytes else { return }
-        written.store(0, ordering: .relaxed)
-        if !queued.exchange(true, ordering: .acquiringAndReleasing) { wake.signal() }
+    /// What the hook holds: a weak reference, so a commit after this object is gone (which no code path makes,
+    /// but the order in which an owner's properties are released is not specified) finds nothing to wake.
+    private final class HookContext: @unchecked Sendable {
+        weak var checkpointer: BackgroundCheckpointer?
+        init(_ checkpointer: BackgroundCheckpointer) { self.checkpointer = checkpointer }
+    }
+
+    /// Installs the WAL hook on the writer connection (replacing SQLite's automatic checkpoint). The hook's context
+    /// is retained for the connection's life and never released (SQLite does not say when a hook is dropped): a
+    /// few bytes per opened storage.
+    func install(on writer: OpaquePointer) {
+        let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
+            context,
+            connection,
+            _,
+            pages in
+            guard let context, let connection else { return SQLITE_OK }
+            Unmanaged<HookContext>.fromOpaque(context).takeUnretainedValue().checkpointer?
+                .committed(pages: pages, writer: connection)
+            return SQLITE_OK
+        }
+        sqlite3_wal_hook(writer, hook, Unmanaged.passRetained(HookContext(self)).toOpaque())
+    }
+
+    /// After a commit that left `pages` in the WAL: wake the thread, or checkpoint here if it has fallen behind.
+    private func committed(pages: Int32, writer: OpaquePointer) {
+        if pages >= Self.fallbackPages {
+            // What SQLite's automatic checkpoint does, at a higher threshold; a busy or failed checkpoint is retried
+            // after the next commit.
+            sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        } else if pages >= Self.wakePages, !queued.exchange(true, ordering: .acquiringAndReleasing) {
+            wake.signal()
+        }
     }
 
     /// Stops the thread and waits until it has closed its connection (at most the end of a running checkpoint).
@@ -58,7 +84,7 @@ final class BackgroundCheckpointer: Sendable {
         defer { finished.signal() }
         var connection: OpaquePointer?
         guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
-            // No checkpoints from here: the writer's automatic one at the fallback threshold still bounds the WAL.
+            // No checkpoints from here: the writer's own at the fallback threshold still bounds the WAL.
             sqlite3_close_v2(connection)
             return
         }
@@ -70,8 +96,8 @@ final class BackgroundCheckpointer: Sendable {
             queued.store(false, ordering: .releasing)
             var frames: Int32 = 0
             var copied: Int32 = 0
-            // SQLITE_BUSY (another connection is checkpointing) or an I/O error: the next wake-up tries again, and
-            // the writer's fallback bounds the WAL meanwhile.
+            // SQLITE_BUSY (another connection is checkpointing) or an I/O error: the next commit past the threshold
+            // wakes this thread again, and the writer's fallback bounds the WAL meanwhile.
             if sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK,
                 copied == frames
             {

@@ -21,15 +21,17 @@ public final class SQLiteLogStorage: LogStorage {
         self.path = path
         do {
             pool = try DurableDatabase.open(path: path, label: "audit-log", migrate: Self.migrate)
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(BackgroundCheckpointer.fallbackPages)")
-            }
         } catch let error as LogStoreError {
             throw error
         } catch {
             throw LogStoreError(.storage, "cannot open the log database \(path): \(error)")
         }
-        checkpointer = BackgroundCheckpointer(path: path)
+        let checkpointer = BackgroundCheckpointer(path: path)
+        self.checkpointer = checkpointer
+        // The pool's writer connection lives as long as the pool, which this storage owns with the checkpointer.
+        pool.writeWithoutTransaction { db in
+            if let connection = db.sqliteConnection { checkpointer.install(on: connection) }
+        }
     }
 
     deinit {
@@ -104,17 +106,12 @@ public final class SQLiteLogStorage: LogStorage {
     func transaction<Result: Sendable>(
         _ body: @Sendable (EntryWriter, LogSnapshot) throws -> (LogAppend, Result)
     ) async throws -> Result {
-        let checkpointer = checkpointer
-        return try await pool.writeWithoutTransaction { db in
+        try await pool.writeWithoutTransaction { db in
             var result: Result?
-            var written = 0
             try db.inTransaction(.immediate) {
                 let snapshot = try Self.readSnapshot(db)
                 let writer = try EntryWriter(db, after: snapshot.head)
-                defer {
-                    writer.close()
-                    written = writer.bytesWritten
-                }
+                defer { writer.close() }
                 let (append, value) = try body(writer, snapshot)
                 try writer.write(append.entries, priorities: append.entryPriorities)
                 for (key, value) in append.metadata {
@@ -127,7 +124,6 @@ public final class SQLiteLogStorage: LogStorage {
                 result = value
                 return .commit
             }
-            checkpointer.committed(bytes: written)
             return result!
         }
     }
@@ -182,8 +178,6 @@ extension SQLiteLogStorage {
         private let insertEntry: Statement
         private let insertDelivery: Statement
         private var buffer: [UInt8] = []
-        /// Bytes of the entries written so far.
-        private(set) var bytesWritten = 0
 
         init(_ db: Database, after head: ChainHead?) throws {
             self.db = db
@@ -217,7 +211,6 @@ extension SQLiteLogStorage {
                 }
                 buffer.removeAll(keepingCapacity: true)
                 entries[index].serialize(into: &buffer)
-                bytesWritten += buffer.count
                 let seq = Int64(expected)
                 let kind = Int64(entries[index].header.kind.rawValue)
                 let time = entries[index].header.time.millisecondsSinceEpoch

@@ -148,7 +148,7 @@ private final class KeptSink: @unchecked Sendable {
 
 @Suite("BackgroundCheckpointer")
 struct BackgroundCheckpointerTests {
-    @Test("after a few MiB of appends the WAL is checkpointed off the commit path, and the log still verifies")
+    @Test("once the WAL passes 1 000 pages it is checkpointed off the commit path, and the log still verifies")
     func checkpointsInBackground() async throws {
         let directory = try TemporaryDirectory()
         let storage = try SQLiteLogStorage(path: directory.path + "/log.sqlite")
@@ -158,7 +158,7 @@ struct BackgroundCheckpointerTests {
             deviceId: "device"
         )
         #expect(storage.checkpointer.completedCheckpoints == 0)
-        // About 300 bytes an event: 8 000 events pass the wake-up threshold (2 MiB) at least once.
+        // About 650 bytes of pages an event: 8 000 events pass the wake-up threshold (1 000 pages) at least once.
         for batch in 0..<8 {
             _ = try await log.append((batch * 1000..<(batch + 1) * 1000).map(AuditLogTests.event))
         }
