@@ -73,11 +73,19 @@ final class BackgroundCheckpointer: Sendable {
         }
     }
 
-    /// Stops the thread and waits until it has closed its connection (at most the end of a running checkpoint).
+    /// Asks the thread to stop; it closes its connection and ends after the checkpoint it may be running. This does
+    /// not wait for that: a storage released on a Swift concurrency thread must not hold that thread (there are as
+    /// many as cores) for the length of a checkpoint. The thread keeps what it uses alive until it ends.
     func stop() {
         stopping.store(true, ordering: .releasing)
         wake.signal()
-        finished.wait()
+    }
+
+    /// Waits up to `seconds` for the thread to end (tests); true if it has.
+    func waitUntilStopped(seconds: Double) -> Bool {
+        guard finished.wait(timeout: .now() + seconds) == .success else { return false }
+        finished.signal()
+        return true
     }
 
     private func run() {

@@ -171,4 +171,15 @@ struct BackgroundCheckpointerTests {
         #expect(report.isClean, "\(report.problems)")
         #expect(report.payloadsOpened == 8000)
     }
+
+    @Test("a stopped checkpointer's thread ends and closes its connection")
+    func stops() throws {
+        let directory = try TemporaryDirectory()
+        let storage = try SQLiteLogStorage(path: directory.path + "/log.sqlite")
+        let checkpointer = storage.checkpointer
+        #expect(!checkpointer.waitUntilStopped(seconds: 0.05))
+        checkpointer.stop()
+        #expect(checkpointer.waitUntilStopped(seconds: 10))
+        #expect(checkpointer.completedCheckpoints == 0)
+    }
 }
