@@ -17,6 +17,9 @@ public final class MemoryLogStorage: LogStorage {
         }
 
         mutating func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
+            guard written.count == priorities.count else {
+                throw LogStoreError(.invalidInput, "\(written.count) entries but \(priorities.count) priorities")
+            }
             var expected = heads.last.map { $0.seq + 1 } ?? 0
             for entry in written {
                 guard entry.header.seq == expected else {

@@ -198,7 +198,9 @@ extension SQLiteLogStorage {
 
         func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws {
             guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
-            precondition(entries.count == priorities.count, "one priority per entry")
+            guard entries.count == priorities.count else {
+                throw LogStoreError(.invalidInput, "\(entries.count) entries but \(priorities.count) priorities")
+            }
             // Indexing reads each entry in place; iterating (or zipping) would copy every entry.
             for index in entries.indices {
                 let priority = priorities[index]

@@ -80,7 +80,7 @@ struct LogEntrySinkTests {
     }
 
     @Test(
-        "an entry that does not continue the chain is refused, in the sink or after it; nothing is written",
+        "an entry that does not continue the chain, or one without its priority, is refused; nothing is written",
         arguments: Kind.allCases
     )
     func gapRefused(kind: Kind) async throws {
@@ -99,6 +99,13 @@ struct LogEntrySinkTests {
                 return (LogAppend(entries: [entries[2]]), ())
             }
         }
+        let mismatch = await #expect(throws: LogStoreError.self) {
+            try await log.storage.append { _, sink in
+                try sink.write([entries[0]], priorities: [])
+                return (LogAppend(entries: []), ())
+            }
+        }
+        #expect(mismatch?.code == .invalidInput)
         #expect(try log.storage.size().count == 1)
         try await log.storage.append { _, sink in
             try sink.write([entries[0]], priorities: [.routine])
