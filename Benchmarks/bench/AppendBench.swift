@@ -19,34 +19,21 @@ enum AppendBench {
         let grouped = Timing.grouped(Double(count))
         let target = Figure.Target.valueAtLeast(60_000)
 
-        try await measure(
+        let setup = Setup(folder: folder, events: count, rates: rates, repeats: options.appendRepeats, summary: summary)
+        try await setup.measure(
             "one call",
-            folder: folder,
-            events: count,
-            cores: rates.cores,
-            repeats: options.appendRepeats,
-            summary: summary
-        ) { log in
+            figure: "append \(grouped) events in one call (bulk import)",
+            target: target
+        ) {
+            log in
             _ = try await log.append(events)
-        } figure: { seconds in
-            Figure(
-                name: "append \(grouped) events in one call (bulk import)",
-                value: Double(count) / seconds,
-                unit: .rate,
-                reference: rates.signTimesCores,
-                referenceName: "sign×cores",
-                target: target
-            )
         }
 
         let batch = options.appendBatch
-        try await measure(
+        try await setup.measure(
             "batched",
-            folder: folder,
-            events: count,
-            cores: rates.cores,
-            repeats: options.appendRepeats,
-            summary: summary
+            figure: "append \(grouped) events, batches of \(batch), one after another",
+            target: target
         ) { log in
             var start = 0
             while start < count {
@@ -54,26 +41,15 @@ enum AppendBench {
                 _ = try await log.append(Array(events[start..<end]))
                 start = end
             }
-        } figure: { seconds in
-            Figure(
-                name: "append \(grouped) events, batches of \(batch), one after another",
-                value: Double(count) / seconds,
-                unit: .rate,
-                reference: rates.signTimesCores,
-                referenceName: "sign×cores",
-                target: target
-            )
         }
 
         let producers = options.producers
         guard producers > 0 else { return }
-        try await measure(
+        // Not the bulk figure (no target): it shows what group commit makes of many small appends.
+        try await setup.measure(
             "concurrent",
-            folder: folder,
-            events: count,
-            cores: rates.cores,
-            repeats: options.appendRepeats,
-            summary: summary
+            figure: "append \(grouped) events, \(producers) producers × 1 event (group commit)",
+            target: nil
         ) { log in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for producer in 0..<producers {
@@ -85,15 +61,6 @@ enum AppendBench {
                 }
                 try await group.waitForAll()
             }
-        } figure: { seconds in
-            // Not the bulk figure: it shows what group commit makes of many small appends.
-            Figure(
-                name: "append \(grouped) events, \(producers) producers × 1 event (group commit)",
-                value: Double(count) / seconds,
-                unit: .rate,
-                reference: rates.signTimesCores,
-                referenceName: "sign×cores"
-            )
         }
         let size = try EventFactory.serializedEntrySize()
         let fsync = try SyncedFile(path: folder + "/probe.bin", size: size).latencies(count: 100, warmUp: 10)
@@ -105,35 +72,56 @@ enum AppendBench {
         )
     }
 
-    /// Appends `events` events to a new log with `body`, adds the figure for the wall time, says where the time
-    /// went, and checks the log holds every entry.
-    private static func measure(
-        _ name: String,
-        folder: String,
-        events: Int,
-        cores: Int,
-        repeats: Int,
-        summary: Summary,
-        _ body: (AuditLog) async throws -> Void,
-        figure: (Double) -> Figure
-    ) async throws {
-        // The best of `repeats` runs, each on a fresh log: other work on the shared cores only ever lowers a rate
-        // (the primitive references are the best of four windows for the same reason). Every run is printed.
-        var best = Double.infinity
-        for run in 1...repeats {
-            let (log, storage) = try await EventFactory.sqliteLog(
-                in: folder,
-                name: name.replacingOccurrences(of: " ", with: "-") + "-\(run)"
+    /// What every append figure shares.
+    private struct Setup {
+        var folder: String
+        var events: Int
+        var rates: PrimitiveRates
+        var repeats: Int
+        var summary: Summary
+
+        /// Appends the events to a new log with `body`, `repeats` times, says where each run's time went, checks each
+        /// log holds every entry, and adds the figure of the best run.
+        ///
+        /// The best, because other work on the shared cores only ever lowers a rate (the primitive references are
+        /// the best of four windows for the same reason); every run is printed.
+        func measure(
+            _ label: String,
+            figure name: String,
+            target: Figure.Target?,
+            _ body: (AuditLog) async throws -> Void
+        ) async throws {
+            var best = Double.infinity
+            for run in 1...repeats {
+                let (log, storage) = try await EventFactory.sqliteLog(
+                    in: folder,
+                    name: label.replacingOccurrences(of: " ", with: "-") + "-\(run)"
+                )
+                storage.reset()
+                let cpu = ProcessStats.cpuSeconds
+                let seconds = try await Timing.measureAsync { try await body(log) }
+                Summary.say("    run \(run) of \(repeats): \(Timing.rate(Double(events) / seconds))")
+                AppendBench.describe(
+                    storage.totals,
+                    wall: seconds,
+                    cpu: ProcessStats.cpuSeconds - cpu,
+                    events: events,
+                    cores: rates.cores
+                )
+                try AppendBench.check(log, entries: storage.totals.entries)
+                best = min(best, seconds)
+            }
+            summary.add(
+                Figure(
+                    name: name,
+                    value: Double(events) / best,
+                    unit: .rate,
+                    reference: rates.signTimesCores,
+                    referenceName: "sign×cores",
+                    target: target
+                )
             )
-            storage.reset()
-            let cpu = ProcessStats.cpuSeconds
-            let seconds = try await Timing.measureAsync { try await body(log) }
-            Summary.say("    run \(run) of \(repeats): \(Timing.rate(Double(events) / seconds))")
-            describe(storage.totals, wall: seconds, cpu: ProcessStats.cpuSeconds - cpu, events: events, cores: cores)
-            try check(log, entries: storage.totals.entries)
-            best = min(best, seconds)
         }
-        summary.add(figure(best))
     }
 
     /// Prints where a run's time went, from the storage's per-transaction totals.
@@ -160,7 +148,7 @@ enum AppendBench {
     }
 
     /// Checks the log holds the genesis and every entry the transactions wrote.
-    private static func check(_ log: AuditLog, entries: Int) throws {
+    static func check(_ log: AuditLog, entries: Int) throws {
         let size = try log.storage.size()
         guard size.count == entries + 1 else {
             throw BenchError("the log holds \(size.count) entries, expected \(entries + 1)")
