@@ -52,17 +52,29 @@ import Testing
 
 /// The head advancement on its own, over an in-memory set of held entries.
 @Suite struct CollectorHeadAdvancerTests {
+    /// The span a removal record sealed as `record` states for `range` of `chain`, `count` of its entries removed.
+    static func span(
+        record: UInt64,
+        _ range: ClosedRange<UInt64>,
+        count: UInt64,
+        of chain: CollectorChain
+    )
+        -> RemovalSpan
+    {
+        RemovalSpan(
+            recordSeq: record,
+            firstSeq: range.lowerBound,
+            lastSeq: range.upperBound,
+            count: count,
+            lastRemovedHash: chain.entries[Int(range.upperBound)].entryHash
+        )
+    }
+
     @Test func nonContiguousRemovalNeedsTheEntriesItDidNotRemove() throws {
         var chain = CollectorChain()
         chain.appendEvents(6)  // 1...6
         // Entries 2 and 4 were removed (count 2 of range 2...4); 3 stays to be delivered.
-        let removal = RemovalSpan(
-            recordSeq: 7,
-            firstSeq: 2,
-            lastSeq: 4,
-            count: 2,
-            lastRemovedHash: chain.entries[4].entryHash
-        )
+        let removal = Self.span(record: 7, 2...4, count: 2, of: chain)
         var held = MemoryChain(entries: [0, 1, 5, 6].map { chain.entries[$0] }, removals: [removal])
         #expect(try HeadAdvancer.advance(nil, in: &held)?.seq == 1)
         held.add(chain.entries[3])
@@ -74,20 +86,8 @@ import Testing
         var chain = CollectorChain()
         chain.appendEvents(6)  // 1...6
         // Run 1...2 left first (record 7); run 3...5 left later (record 8): the entry after the first run is gone.
-        let first = RemovalSpan(
-            recordSeq: 7,
-            firstSeq: 1,
-            lastSeq: 2,
-            count: 2,
-            lastRemovedHash: chain.entries[2].entryHash
-        )
-        let second = RemovalSpan(
-            recordSeq: 8,
-            firstSeq: 3,
-            lastSeq: 5,
-            count: 3,
-            lastRemovedHash: chain.entries[5].entryHash
-        )
+        let first = Self.span(record: 7, 1...2, count: 2, of: chain)
+        let second = Self.span(record: 8, 3...5, count: 3, of: chain)
         var held = MemoryChain(entries: [0, 6].map { chain.entries[$0] }, removals: [first, second])
         #expect(try HeadAdvancer.advance(nil, in: &held) == CollectorHead(seq: 6, hash: chain.entries[6].entryHash))
         // Until a held entry links to the end of the chain of bridges, the head stays where one last confirmed it.
@@ -102,13 +102,8 @@ import Testing
     @Test func removalWhoseHashDoesNotLinkDoesNotBridge() throws {
         var chain = CollectorChain()
         chain.appendEvents(4)
-        let wrong = RemovalSpan(
-            recordSeq: 5,
-            firstSeq: 2,
-            lastSeq: 2,
-            count: 1,
-            lastRemovedHash: [UInt8](repeating: 1, count: 32)
-        )
+        var wrong = Self.span(record: 5, 2...2, count: 1, of: chain)
+        wrong.lastRemovedHash = [UInt8](repeating: 1, count: 32)
         var held = MemoryChain(entries: [0, 1, 3, 4].map { chain.entries[$0] }, removals: [wrong])
         #expect(try HeadAdvancer.advance(nil, in: &held)?.seq == 1)
         var empty = MemoryChain(entries: [chain.entries[1]], removals: [])
