@@ -51,24 +51,39 @@ struct PrimitiveRates: Sendable {
         }
     }
 
-    /// Ed25519 verifications per second, all threads together, over about `seconds`.
-    static func verifyRate(seconds: Double, threads: Int = 1) throws -> Double {
+    /// Ed25519 verifications per second, all threads together, over about `seconds`: the best of `windows` equal
+    /// windows (one window: the mean rate over the whole time).
+    static func verifyRate(seconds: Double, threads: Int = 1, windows: Int = 4) throws -> Double {
         let key = Curve25519.Signing.PrivateKey()
         let message = message()
         let signature = try key.signature(for: message)
         let publicKey = key.publicKey
-        return try rate(seconds: seconds, threads: threads) {
+        return try rate(seconds: seconds, threads: threads, windows: windows) {
             guard publicKey.isValidSignature(signature, for: message) else {
                 throw BenchError("a valid signature did not verify")
             }
         }
     }
 
-    /// Runs `operation` on `threads` threads for four windows of `seconds / 4`; returns the operations per second of
-    /// the best window (other work on the machine only ever lowers a rate).
-    private static func rate(seconds: Double, threads: Int, _ operation: @Sendable () throws -> Void) throws -> Double {
+    /// Ed25519 verifications per second of each core alone (the calling thread pinned to it in turn), over about
+    /// `seconds` each: on a virtual machine the cores need not run at the same speed, so "one core × cores" is
+    /// their sum.
+    static func verifyRatePerCore(seconds: Double) throws -> [Double] {
+        try CPUAffinity.eachAllowedCPU { _ in try verifyRate(seconds: seconds, windows: 1) }
+    }
+
+    /// Runs `operation` on `threads` threads for `windows` windows of `seconds / windows`; returns the operations per
+    /// second of the best window (other work on the machine only ever lowers a rate).
+    private static func rate(
+        seconds: Double,
+        threads: Int,
+        windows: Int = 4,
+        _ operation: @Sendable () throws -> Void
+    ) throws -> Double {
         var best = 0.0
-        for _ in 0..<4 { best = max(best, try window(seconds: seconds / 4, threads: threads, operation)) }
+        for _ in 0..<windows {
+            best = max(best, try window(seconds: seconds / Double(windows), threads: threads, operation))
+        }
         return best
     }
 
@@ -83,7 +98,8 @@ struct PrimitiveRates: Sendable {
         let failure = Mutex<(any Error)?>(nil)
         let start = ContinuousClock.now
         let deadline = start + .seconds(seconds)
-        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+        // One thread: the calling one (so that its CPU affinity holds).
+        @Sendable func body(_ thread: Int) {
             var done = 0
             do {
                 while ContinuousClock.now < deadline {
@@ -95,6 +111,7 @@ struct PrimitiveRates: Sendable {
             }
             counts.withLock { $0[thread] = done }
         }
+        if threads == 1 { body(0) } else { DispatchQueue.concurrentPerform(iterations: threads) { body($0) } }
         let elapsed = Timing.seconds(ContinuousClock.now - start)
         if let error = failure.withLock({ $0 }) { throw error }
         return Double(counts.withLock { $0.reduce(0, +) }) / elapsed

@@ -8,6 +8,13 @@ enum Timing {
         return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
     }
 
+    /// Seconds on `CLOCK_MONOTONIC`: the same clock in every process of the machine.
+    static var monotonic: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+    }
+
     /// Seconds `body` takes.
     static func measure(_ body: () throws -> Void) rethrows -> Double {
         let start = ContinuousClock.now

@@ -29,16 +29,30 @@ enum VerifyBench {
         var modes: [VerifyChild.Mode] = [.read, .full, .fast]
         if options.decrypt { modes.append(.decrypt) }
         var results: [VerifyChild.Mode: VerifyResult] = [:]
-        // The machine's speed drifts (other work, other guests): the full mode's reference is measured around it.
-        var around: [(one: Double, all: Double)] = []
+        // The machine's speed drifts (other work, other guests) over a minute-long run, and from one fraction of a
+        // second to the next: the full mode's reference is measured all along it, with the machine to itself.
+        var samples: [VerifySample] = []
         for mode in modes {
-            if mode == .full { around.append(try verifyRates(cores: rates.cores)) }
-            let output = try ChildProcess.run([
-                "verify-child", mode.rawValue, built.database, built.keys, String(rates.cores),
-            ])
-            let result = try VerifyResult(parsing: output)
+            let arguments = ["verify-child", mode.rawValue, built.database, built.keys, String(rates.cores)]
+            var result: VerifyResult
+            if mode == .full {
+                samples.append(try VerifySample.measure(cores: rates.cores))
+                let run = try ChildProcess.run(arguments, pausingEvery: 1) {
+                    try VerifySample.measure(cores: rates.cores)
+                }
+                samples += run.samples
+                samples.append(try VerifySample.measure(cores: rates.cores))
+                result = try VerifyResult(parsing: run.output)
+                let paused = run.pausedSeconds(within: result.started...result.ended)
+                result.seconds -= paused
+                Summary.say(
+                    "  the full mode was paused \(run.pauses.count) times (\(Timing.duration(paused)) in all, not counted in "
+                        + "its time) to measure Ed25519 verify alone"
+                )
+            } else {
+                result = try VerifyResult(parsing: try ChildProcess.run(arguments))
+            }
             results[mode] = result
-            if mode == .full { around.append(try verifyRates(cores: rates.cores)) }
             Summary.say(
                 "  child `verify-child \(mode.rawValue)`: \(result.entries) entries in \(Timing.duration(result.seconds)) "
                     + "(\(Timing.short(result.cpuSeconds / result.seconds)) cores busy), "
@@ -49,15 +63,17 @@ enum VerifyBench {
                 Summary.say("  WARNING: the \(mode.rawValue) verification did not find a clean, complete chain")
             }
         }
-        guard let read = results[.read], let full = results[.full], let fast = results[.fast], around.count == 2 else {
+        guard let read = results[.read], let full = results[.full], let fast = results[.fast], !samples.isEmpty else {
             return
         }
-        let verifyOne = (around[0].one + around[1].one) / 2
-        let verifyAll = (around[0].all + around[1].all) / 2
+        let verifyOne = samples.map(\.one).reduce(0, +) / Double(samples.count)
+        let verifyAll = samples.map(\.all).reduce(0, +) / Double(samples.count)
+        let ones = samples.map(\.one)
         Summary.say(
-            "  Ed25519 verify measured just before / after the full mode: 1 thread "
-                + "\(Timing.rate(around[0].one)) / \(Timing.rate(around[1].one)), \(rates.cores) threads "
-                + "\(Timing.rate(around[0].all)) / \(Timing.rate(around[1].all))"
+            "  Ed25519 verify alone, \(samples.count) samples before, during and after the full mode: 1 thread on each core "
+                + "in turn (\(Timing.duration(VerifySample.seconds)) each), their mean \(Timing.rate(ones.min() ?? .nan)) to "
+                + "\(Timing.rate(ones.max() ?? .nan)), mean of all \(Timing.rate(verifyOne)); \(rates.cores) threads "
+                + "(\(Timing.duration(VerifySample.seconds * 2))) mean \(Timing.rate(verifyAll))"
         )
         let readRate = Double(read.entries) / read.seconds
         summary.add(
@@ -123,9 +139,21 @@ enum VerifyBench {
         }
     }
 
-    /// Ed25519 verify rates on one thread and on every core, one second each.
-    private static func verifyRates(cores: Int) throws -> (one: Double, all: Double) {
-        (try PrimitiveRates.verifyRate(seconds: 1), try PrimitiveRates.verifyRate(seconds: 1, threads: cores))
+    /// Ed25519 verify rates measured during the full mode, with the machine to itself.
+    private struct VerifySample {
+        /// The length of each window.
+        static let seconds = 0.1
+        /// The mean of the rates of each core alone (× cores: their sum), then the rate on every core together.
+        var one: Double
+        var all: Double
+
+        static func measure(cores: Int) throws -> VerifySample {
+            let perCore = try PrimitiveRates.verifyRatePerCore(seconds: seconds)
+            return VerifySample(
+                one: perCore.reduce(0, +) / Double(max(1, perCore.count)),
+                all: try PrimitiveRates.verifyRate(seconds: seconds * 2, threads: cores, windows: 1)
+            )
+        }
     }
 
     private static func fileSize(_ path: String) -> Int {

@@ -37,20 +37,22 @@ enum VerifyChild {
         var read = 0
         var report: VerificationReport?
         let cpuBefore = ProcessStats.cpuSeconds
-        let seconds = try Timing.measure {
-            if mode == .read {
-                try storage.forEachEntry { entry in
-                    read += entry.bytes.isEmpty ? 0 : 1
-                    return true
-                }
-            } else {
-                // What `auditctl verify` runs: pages read ahead on a thread, streamed into ChainVerifier.
-                report = try storage.verify(options: options)
+        let started = Timing.monotonic
+        if mode == .read {
+            try storage.forEachEntry { entry in
+                read += entry.bytes.isEmpty ? 0 : 1
+                return true
             }
+        } else {
+            // What `auditctl verify` runs: pages read ahead on a thread, streamed into ChainVerifier.
+            report = try storage.verify(options: options)
         }
+        let ended = Timing.monotonic
         return VerifyResult(
             entries: report?.entriesChecked ?? read,
-            seconds: seconds,
+            seconds: ended - started,
+            started: started,
+            ended: ended,
             cpuSeconds: ProcessStats.cpuSeconds - cpuBefore,
             peakKiB: ProcessStats.peakKiB ?? 0,
             startKiB: startKiB,

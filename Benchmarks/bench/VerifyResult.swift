@@ -2,6 +2,9 @@
 struct VerifyResult: Sendable {
     var entries: Int
     var seconds: Double
+    /// When the timed part started and ended, on `Timing.monotonic` (the parent's clock too).
+    var started: Double
+    var ended: Double
     /// CPU seconds (all threads) of the timed part: cpuSeconds / seconds is how many cores it kept busy.
     var cpuSeconds: Double
     var peakKiB: Int
@@ -11,13 +14,15 @@ struct VerifyResult: Sendable {
     var opened: Int
 
     var line: String {
-        "RESULT entries=\(entries) seconds=\(seconds) cpu=\(cpuSeconds) peak_kib=\(peakKiB) start_kib=\(startKiB) "
+        "RESULT entries=\(entries) seconds=\(seconds) started=\(started) ended=\(ended) cpu=\(cpuSeconds) peak_kib=\(peakKiB) start_kib=\(startKiB) "
             + "signatures=\(signatures) problems=\(problems) opened=\(opened)"
     }
 
     init(
         entries: Int,
         seconds: Double,
+        started: Double,
+        ended: Double,
         cpuSeconds: Double,
         peakKiB: Int,
         startKiB: Int,
@@ -27,6 +32,8 @@ struct VerifyResult: Sendable {
     ) {
         self.entries = entries
         self.seconds = seconds
+        self.started = started
+        self.ended = ended
         self.cpuSeconds = cpuSeconds
         self.peakKiB = peakKiB
         self.startKiB = startKiB
@@ -56,6 +63,8 @@ struct VerifyResult: Sendable {
         self.init(
             entries: try int("entries"),
             seconds: try double("seconds"),
+            started: try double("started"),
+            ended: try double("ended"),
             cpuSeconds: try double("cpu"),
             peakKiB: try int("peak_kib"),
             startKiB: try int("start_kib"),

@@ -42,6 +42,10 @@ public struct ChainVerifier: Sendable {
     private var candidateKeys: [KeyID: Curve25519.Signing.PublicKey]
     /// Entries received since the last flush, not parsed yet (parsing happens in the parallel pass).
     private var segment: [RawEntry] = []
+    /// Full mode: the batch the last parallel pass examined, not analyzed yet. The calling thread analyzes it while
+    /// the helpers start on the next batch (or in ``finish()``), so the analysis does not leave the other cores
+    /// idle between two batches.
+    private var unanalyzed: [ExaminedEntry] = []
 
     /// Entries consumed so far.
     public private(set) var entriesConsumed = 0
@@ -79,6 +83,7 @@ public struct ChainVerifier: Sendable {
     /// Ends the stream and returns the report.
     public mutating func finish() -> VerificationReport {
         flush()
+        analyze(Self.take(&unanalyzed))
         var report = analyzer.finish()
         report.fast = options.fast
         return report
@@ -90,7 +95,14 @@ public struct ChainVerifier: Sendable {
         segment.removeAll(keepingCapacity: true)
         if options.fast {
             let snapshot = analyzer
-            let anchorsOnly = examine(entries, checkAllSignatures: false)
+            let anchorsOnly = settleKeys(
+                Self.examine(
+                    entries,
+                    keys: candidateKeys,
+                    checkAllSignatures: false,
+                    parallelism: options.parallelism
+                )
+            )
             analyzer.examine(anchorsOnly)
             if analyzer.isUndisturbed(since: snapshot) { return }
             // Something failed in this segment: check every signature, so the problem is pinned to its entry.
@@ -103,41 +115,72 @@ public struct ChainVerifier: Sendable {
             analyzer.examine(checked)
             return
         }
-        analyzer.examine(examine(entries, checkAllSignatures: true))
+        // The previous batch is analyzed in order while the helpers start on this one. This batch's pass does not
+        // know the keys that batch's rotations announce yet: `settleKeys` checks those entries again.
+        let previous = Self.take(&unanalyzed)
+        let keys = candidateKeys
+        let examined = Self.examine(
+            entries,
+            keys: keys,
+            checkAllSignatures: true,
+            parallelism: options.parallelism
+        ) { analyze(previous) }
+        unanalyzed = examined
     }
 
-    /// The parallel pass: parsing, payload digests, entry hashes and the signatures asked for.
-    private mutating func examine(_ entries: [RawEntry], checkAllSignatures: Bool) -> [ExaminedEntry] {
-        let keys = candidateKeys
+    /// Hands an examined batch, its keys settled, to the analyzer.
+    private mutating func analyze(_ examined: [ExaminedEntry]) {
+        guard !examined.isEmpty else { return }
+        analyzer.examine(settleKeys(examined))
+    }
+
+    /// The parallel pass: parsing, payload digests, entry hashes and the signatures asked for, with the keys known
+    /// when it starts. `meanwhile` runs on the calling thread first, while the helpers start.
+    private static func examine(
+        _ entries: [RawEntry],
+        keys: [KeyID: Curve25519.Signing.PublicKey],
+        checkAllSignatures: Bool,
+        parallelism: Int,
+        meanwhile: () -> Void = {}
+    ) -> [ExaminedEntry] {
         let lastIndex = entries.count - 1
-        var examined = Parallel.map(Array(entries.enumerated()), parallelism: options.parallelism) { index, raw in
+        return Parallel.map(Array(entries.enumerated()), parallelism: parallelism, meanwhile: meanwhile) {
+            index,
+            raw in
             ExaminedEntry(raw, keys: keys, checkSignature: checkAllSignatures || index == lastIndex)
         }
-        // Keys announced by rotations in this batch sign entries of the same batch: check those again with them.
-        if learnRotationKeys(examined) {
-            let keys = candidateKeys
-            for index in examined.indices where examined[index].signature == .unknownKey {
-                examined[index] = examined[index].checkingSignature(keys: keys)
-            }
+    }
+
+    /// Adds the keys the batch's rotations announce to the candidates, checks again the entries whose key was not
+    /// known when they were examined (announced in this batch, or in the one analyzed while this one was
+    /// examined), and counts the signatures checked.
+    private mutating func settleKeys(_ batch: [ExaminedEntry]) -> [ExaminedEntry] {
+        var examined = batch
+        learnRotationKeys(examined)
+        let keys = candidateKeys
+        for index in examined.indices where examined[index].signature == .unknownKey {
+            examined[index] = examined[index].checkingSignature(keys: keys)
         }
         analyzer.countSignatures(examined)
         return examined
     }
 
-    /// Adds keys announced by rotation records to the candidates (trust is decided later, in order); true if the
-    /// batch holds a rotation.
-    private mutating func learnRotationKeys(_ entries: [ExaminedEntry]) -> Bool {
-        var found = false
+    /// Adds keys announced by rotation records to the candidates (trust is decided later, in order).
+    private mutating func learnRotationKeys(_ entries: [ExaminedEntry]) {
         for examined in entries where examined.kind == .keyRotation {
             guard let entry = examined.entry else { continue }
-            found = true
             if case .keyRotation(let rotation)? = try? SystemRecord(kind: .keyRotation, payload: entry.payload),
                 let key = try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey)
             {
                 candidateKeys[KeyID.signing(key)] = key
             }
         }
-        return found
+    }
+
+    /// Moves the array out of `array`, leaving it empty.
+    private static func take(_ array: inout [ExaminedEntry]) -> [ExaminedEntry] {
+        defer { array = [] }
+        return array
     }
 }
 

@@ -13,17 +13,23 @@ public enum Parallel {
     ///
     /// Work is handed out in small chunks through a shared counter, so a thread slowed by other load does not
     /// leave the others idle at the end of a batch.
+    /// - Parameter meanwhile: sequential work the calling thread does first, while the helpers start on `items`
+    ///   (so it overlaps the parallel part instead of leaving the other cores idle).
     public static func map<Input: Sendable, Output: Sendable>(
         _ items: [Input],
         parallelism: Int,
+        meanwhile: () -> Void = {},
         _ transform: @Sendable (Input) -> Output
     ) -> [Output] {
         let workers = max(1, min(parallelism, items.count / 16))
-        guard workers > 1 else { return items.map(transform) }
+        guard workers > 1 else {
+            meanwhile()
+            return items.map(transform)
+        }
         let results = ResultSlots<Output>(count: items.count)
         let chunk = max(4, items.count / (workers * 64))
         let next = Atomic<Int>(0)
-        perform(iterations: workers) { _ in
+        func work() {
             while true {
                 let start = next.wrappingAdd(chunk, ordering: .relaxed).oldValue
                 guard start < items.count else { return }
@@ -32,6 +38,14 @@ public enum Parallel {
                 }
             }
         }
+        run(
+            helpers: workers - 1,
+            { _ in work() },
+            caller: {
+                meanwhile()
+                work()
+            }
+        )
         return results.values
     }
 }
@@ -130,16 +144,6 @@ extension Parallel {
     /// Helper threads: a queue of its own gets threads even when Dispatch's shared pool counts its threads as
     /// busy (`concurrentPerform` called from a database queue then ran every iteration on the caller alone).
     private static let helpers = DispatchQueue(label: "audit-chain.parallel", attributes: .concurrent)
-
-    /// Runs `body(0)` on the calling thread and `body(1)` ... on helper threads; returns when all have returned.
-    /// The bodies share their work through a counter, so a helper that starts late finds less to do.
-    static func perform(iterations: Int, _ body: (Int) -> Void) {
-        guard iterations > 1 else {
-            if iterations == 1 { body(0) }
-            return
-        }
-        run(helpers: iterations - 1, { body($0 + 1) }, caller: { body(0) })
-    }
 
     /// Runs `helper(0)` ... `helper(helpers - 1)` on helper threads and `caller` on the calling thread; returns (or
     /// throws) what `caller` does once every helper that started has returned too.

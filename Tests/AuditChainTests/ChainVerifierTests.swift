@@ -275,6 +275,52 @@ struct ChainVerifierTests {
         #expect(report.problems.first?.detail.contains("retired") == true)
     }
 
+    @Test(
+        "batches analyzed while the next one is examined: rotations near a batch edge, and problems, are reported as in one batch"
+    )
+    func batchEdges() throws {
+        // A rotation at entry 45: with batches of 32 the entries it signs for start in the batch examined while
+        // its own batch is analyzed (its key is not known yet there), with batches of 45 and 46 at the edge.
+        var chain = ChainFixture()
+        chain.appendEvents(44)
+        let newKey = SigningKey.generate()
+        chain.entries.append(
+            chain.sealer.rotateKeys(
+                signingKey: newKey,
+                dataKey: DataKey.generate(),
+                reason: "scheduled",
+                time: chain.tick()
+            )
+        )
+        chain.appendEvents(60)
+        chain.appendCheckpoint()
+        chain.appendEvents(30)
+        var stale = ChainSealer(head: chain.sealer.head, signingKey: chain.signingKey, dataKey: chain.dataKey)
+        let late = try stale.seal(ChainFixture.event(99), time: chain.tick(), nonce: ChainFixture.nonce(99))
+        var tampered = chain.serialized + [late.serialized]
+        tampered[50][tampered[50].count - 100] ^= 0x01  // a payload byte, just after the rotation
+        tampered[20][tampered[20].count - 1] ^= 0x01  // a signature byte, before it
+
+        var options = chain.options()
+        options.parallelism = 2
+        options.batchSize = 4096
+        let clean = ChainFixture.verify(chain.serialized, options: options)
+        let reference = ChainFixture.verify(tampered, options: options)
+        #expect(clean.isClean, "\(clean.problems)")
+        #expect(clean.signaturesChecked == chain.entries.count)
+        #expect(reference.findings == ["20:signatureInvalid", "50:payloadModified", "\(late.header.seq):unknownKey"])
+        for batchSize in [32, 33, 45, 46, 64] {
+            options.batchSize = batchSize
+            let report = ChainFixture.verify(chain.serialized, options: options)
+            #expect(report.isClean, "batches of \(batchSize): \(report.problems)")
+            #expect(report.signaturesChecked == chain.entries.count, "batches of \(batchSize)")
+            #expect(report.head?.hash == chain.sealer.head.hash, "batches of \(batchSize)")
+            let found = ChainFixture.verify(tampered, options: options)
+            #expect(found.findings == reference.findings, "batches of \(batchSize)")
+            #expect(found.signaturesChecked == reference.signaturesChecked, "batches of \(batchSize)")
+        }
+    }
+
     @Test("an unparseable entry is reported malformed at its storage position, the rest still verifies")
     func malformed() {
         let chain = Self.sampleChain()
