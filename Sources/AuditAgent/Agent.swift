@@ -27,6 +27,8 @@ public final class Agent: Sendable {
     public let logger: Logger
     private let endpoints = Mutex(AgentEndpoints())
     private let group = Mutex<(group: ServiceGroup?, stopRequested: Bool)>((nil, false))
+    /// How ``run(gracefulShutdownSignals:)`` ended, once it has: `waitUntilListening` reports it instead of waiting.
+    private let ended = Mutex<String?>(nil)
 
     /// Opens (or creates) the log, reads the token and builds the sync engine.
     /// - Parameters:
@@ -157,7 +159,13 @@ public final class Agent: Sendable {
             return state.stopRequested
         }
         if stopRequested { await serviceGroup.triggerGracefulShutdown() }
-        try await serviceGroup.run()
+        do {
+            try await serviceGroup.run()
+            ended.withLock { $0 = "it stopped" }
+        } catch {
+            ended.withLock { $0 = "it failed: \(error)" }
+            throw error
+        }
     }
 
     /// Starts a graceful shutdown, as SIGTERM does: the listeners stop accepting and finish in-flight requests,
@@ -182,7 +190,8 @@ public final class Agent: Sendable {
     public var listening: AgentEndpoints { endpoints.withLock { $0 } }
 
     /// Waits until every configured listener is bound (polling; tests and readiness checks).
-    /// - Throws: ``AgentError`` (``AgentError/Code/cannotListen``) if they are not bound within `timeout`.
+    /// - Throws: ``AgentError`` (``AgentError/Code/cannotListen``) if they are not bound within `timeout`, or if
+    ///   ``run(gracefulShutdownSignals:)`` has ended before they were (with how it ended).
     public func waitUntilListening(timeout: Duration = .seconds(30)) async throws -> AgentEndpoints {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -193,9 +202,15 @@ public final class Agent: Sendable {
             {
                 return current
             }
+            if let ended = ended.withLock({ $0 }) {
+                throw AgentError(
+                    .cannotListen,
+                    "the agent's services ended before its listeners were bound (\(ended)); bound: \(current)"
+                )
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw AgentError(.cannotListen, "the listeners were not bound within \(timeout)")
+        throw AgentError(.cannotListen, "the listeners were not bound within \(timeout); bound: \(listening)")
     }
 
     /// The backend URL without user info, query or fragment (safe to log).

@@ -152,3 +152,61 @@ import Glibc
         try await AgentHarness.withAgent(configuration) { _, endpoints in #expect(endpoints.socketPath != nil) }
     }
 }
+
+/// An agent whose listener cannot bind.
+@Suite struct AgentListenFailureTests {
+    /// A TCP socket listening on 127.0.0.1 at a free port, closed when released.
+    final class OccupiedPort: Sendable {
+        struct Failure: Error { let errno: Int32 }
+        let descriptor: Int32
+        let port: Int
+
+        init() throws {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            guard descriptor >= 0, bound == 0, named == 0, listen(descriptor, 1) == 0 else {
+                let failure = Failure(errno: errno)
+                if descriptor >= 0 { close(descriptor) }
+                throw failure
+            }
+            self.descriptor = descriptor
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        deinit { close(descriptor) }
+    }
+
+    @Test func waitUntilListeningReportsAServiceThatFailedInsteadOfWaiting() async throws {
+        let dir = try AgentTempDir()
+        let occupied = try OccupiedPort()
+        var configuration = AgentHarness.configuration(dir)
+        configuration.listen = ListenAddress(host: "127.0.0.1", port: occupied.port)
+        let agent = try await Agent(configuration: configuration, logger: Logger(label: "auditd-test"))
+        let task = Task { try await agent.run() }
+        let start = ContinuousClock.now
+        let error = await #expect(throws: AgentError.self) {
+            _ = try await agent.waitUntilListening(timeout: .seconds(60))
+        }
+        #expect(ContinuousClock.now - start < .seconds(30), "it waited for the timeout instead of the failure")
+        #expect(error?.code == .cannotListen)
+        #expect(
+            error?.message.contains("ended before its listeners were bound") == true,
+            "\(String(describing: error))"
+        )
+        // run() itself throws the bind failure.
+        await #expect(throws: (any Error).self) { try await task.value }
+        await agent.shutdown()
+    }
+}
