@@ -78,21 +78,63 @@ public final class SQLiteLogStorage: LogStorage {
     }
 
     static func readSnapshot(_ db: Database) throws -> LogSnapshot {
+        // Every append reads the head first: cached statements stepped with SQLite's C API, since compiling the
+        // queries and building GRDB rows cost several times what running them does.
         var metadata: [String: String] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM metadata") {
-            metadata[row["key"]] = row["value"]
+        try forEachRow(db.cachedStatement(sql: "SELECT key, value FROM metadata"), in: db) { row in
+            metadata[try text(row, 0)] = try text(row, 1)
         }
         var head: ChainHead?
-        if let row = try Row.fetchOne(
-            db,
-            sql: "SELECT seq, hash, substr(bytes, 9, 16) AS logId FROM entries ORDER BY seq DESC LIMIT 1"
-        ) {
-            let seq: Int64 = row["seq"]
-            let hash: Data = row["hash"]
-            let logId: Data = row["logId"]
-            head = ChainHead(logId: Array(logId), seq: UInt64(seq), hash: Array(hash))
+        try forEachRow(
+            db.cachedStatement(sql: "SELECT seq, hash, substr(bytes, 9, 16) FROM entries ORDER BY seq DESC LIMIT 1"),
+            in: db
+        ) { row in
+            let seq = sqlite3_column_int64(row, 0)
+            let (hash, logId) = (blob(row, 1), blob(row, 2))
+            guard seq >= 0, hash.count == FormatConstants.hashSize, logId.count == FormatConstants.logIdSize else {
+                throw LogStoreError(
+                    .corruptState,
+                    "the newest entry (seq \(seq)) has a \(hash.count)-byte hash and a \(logId.count)-byte log id"
+                )
+            }
+            head = ChainHead(logId: logId, seq: UInt64(seq), hash: hash)
         }
         return LogSnapshot(head: head, metadata: metadata)
+    }
+
+    /// Steps `statement` to its end, calling `body` with each row, and resets it.
+    private static func forEachRow(
+        _ statement: Statement,
+        in db: Database,
+        _ body: (OpaquePointer) throws -> Void
+    ) throws {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+                throw LogStoreError(.storage, "cannot read the log's head: SQLite error \(code): \(message)")
+            }
+            try body(handle)
+        }
+    }
+
+    /// Column `index` of the current row as text; NULL is refused.
+    private static func text(_ row: OpaquePointer, _ index: Int32) throws -> String {
+        guard let characters = sqlite3_column_text(row, index) else {
+            throw LogStoreError(.corruptState, "a metadata row holds NULL")
+        }
+        return String(cString: characters)
+    }
+
+    /// Column `index` of the current row as bytes (empty for NULL).
+    private static func blob(_ row: OpaquePointer, _ index: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(row, index))
+        guard count > 0, let bytes = sqlite3_column_blob(row, index) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
     }
 
     public func append<Result: Sendable>(
@@ -115,11 +157,10 @@ public final class SQLiteLogStorage: LogStorage {
                 let (append, value) = try body(writer, snapshot)
                 try writer.write(append.entries, priorities: append.entryPriorities)
                 for (key, value) in append.metadata {
-                    try db.execute(
+                    try db.cachedStatement(
                         sql:
-                            "INSERT INTO metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                        arguments: [key, value]
-                    )
+                            "INSERT INTO metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+                    ).execute(arguments: [key, value])
                 }
                 result = value
                 return .commit

@@ -1,6 +1,7 @@
 import AuditChain
 @testable import AuditQueue
 import Foundation
+import GRDB
 import Testing
 
 /// The sink a write transaction's body stores entries through as it seals them, on both storages.
@@ -188,5 +189,34 @@ struct BackgroundCheckpointerTests {
         checkpointer.stop()
         #expect(checkpointer.waitUntilStopped(seconds: 10))
         #expect(checkpointer.completedCheckpoints == 0)
+    }
+}
+
+/// The head every append starts from, read from the newest stored entry.
+@Suite("SQLite head")
+struct SQLiteHeadTests {
+    @Test(
+        "a newest entry whose stored hash or bytes were damaged is refused as corrupt state, and nothing is appended",
+        arguments: ["hash = x'00'", "hash = zeroblob(40)", "bytes = x'0102'"]
+    )
+    func damagedHeadIsRefused(damage: String) async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let (log, _) = try await LogEntrySinkTests.fixture(.sqlite, in: directory)
+        _ = try await log.append([AuditLogTests.event(1)])
+        let newest = try #require(try log.storage.snapshot().head)
+        #expect(newest.seq == 1)
+
+        let tamper = try DatabaseQueue(path: path)
+        try await tamper.write { db in
+            try db.execute(sql: "UPDATE entries SET \(damage) WHERE seq = (SELECT max(seq) FROM entries)")
+        }
+        try await tamper.close()
+
+        let snapshotError = #expect(throws: LogStoreError.self) { try log.storage.snapshot() }
+        #expect(snapshotError?.code == .corruptState)
+        let appendError = await #expect(throws: LogStoreError.self) { try await log.append([AuditLogTests.event(2)]) }
+        #expect(appendError?.code == .corruptState)
+        #expect(try log.storage.entries(from: 0, through: .max, limit: 10).count == 2)
     }
 }
