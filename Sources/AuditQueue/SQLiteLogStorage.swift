@@ -86,18 +86,21 @@ public final class SQLiteLogStorage: LogStorage {
         }
         var head: ChainHead?
         try forEachRow(
-            db.cachedStatement(sql: "SELECT seq, hash, substr(bytes, 9, 16) FROM entries ORDER BY seq DESC LIMIT 1"),
+            db.cachedStatement(sql: "SELECT seq, bytes FROM entries ORDER BY seq DESC LIMIT 1"),
             in: db
         ) { row in
             let seq = sqlite3_column_int64(row, 0)
-            let (hash, logId) = (blob(row, 1), blob(row, 2))
-            guard seq >= 0, hash.count == FormatConstants.hashSize, logId.count == FormatConstants.logIdSize else {
-                throw LogStoreError(
-                    .corruptState,
-                    "the newest entry (seq \(seq)) has a \(hash.count)-byte hash and a \(logId.count)-byte log id"
-                )
+            guard seq >= 0 else { throw LogStoreError(.corruptState, "the newest entry has seq \(seq)") }
+            // The head's hash is computed from the entry as stored, not read from the `hash` column (a copy for
+            // lookups, which verification does not check): a damaged copy must not become what the next entry
+            // chains from. An entry that does not parse gives an empty hash, which appends refuse.
+            let bytes = blob(row, 1)
+            if let entry = try? SealedEntry(serialized: bytes) {
+                head = ChainHead(logId: entry.header.logId, seq: UInt64(seq), hash: entry.entryHash)
+            } else {
+                let logId = bytes.count >= 24 ? Array(bytes[8..<24]) : []
+                head = ChainHead(logId: logId, seq: UInt64(seq), hash: [])
             }
-            head = ChainHead(logId: logId, seq: UInt64(seq), hash: hash)
         }
         return LogSnapshot(head: head, metadata: metadata)
     }
@@ -152,6 +155,16 @@ public final class SQLiteLogStorage: LogStorage {
             var result: Result?
             try db.inTransaction(.immediate) {
                 let snapshot = try Self.readSnapshot(db)
+                if let head = snapshot.head,
+                    head.hash.count != FormatConstants.hashSize || head.logId.count != FormatConstants.logIdSize
+                {
+                    // Damaged (tampered) storage: chaining from it would seal malformed entries. Reading and
+                    // verifying still work, and report the damage.
+                    throw LogStoreError(
+                        .corruptState,
+                        "cannot append after the newest entry (seq \(head.seq)): it is malformed; run `auditctl verify`"
+                    )
+                }
                 let writer = try EntryWriter(db, after: snapshot.head)
                 defer { writer.close() }
                 let (append, value) = try body(writer, snapshot)

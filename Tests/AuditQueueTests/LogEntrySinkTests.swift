@@ -196,8 +196,8 @@ struct BackgroundCheckpointerTests {
 @Suite("SQLite head")
 struct SQLiteHeadTests {
     @Test(
-        "a newest entry whose stored hash or bytes were damaged is refused as corrupt state, and nothing is appended",
-        arguments: ["hash = x'00'", "hash = zeroblob(40)", "bytes = x'0102'"]
+        "appending after a malformed newest entry is refused; reading and verifying still work and report it",
+        arguments: ["bytes = x'0102'", "bytes = substr(bytes, 1, 200)", "bytes = zeroblob(600)"]
     )
     func damagedHeadIsRefused(damage: String) async throws {
         let directory = try TemporaryDirectory()
@@ -213,10 +213,34 @@ struct SQLiteHeadTests {
         }
         try await tamper.close()
 
-        let snapshotError = #expect(throws: LogStoreError.self) { try log.storage.snapshot() }
-        #expect(snapshotError?.code == .corruptState)
+        // Read paths still open the log, so that verification can report the damage.
+        _ = try log.storage.snapshot()
+        let report = try log.storage.verify(
+            options: ChainVerifier.Options(trustedKeys: [try log.activeSigningKey().publicKey])
+        )
+        #expect(!report.isClean)
         let appendError = await #expect(throws: LogStoreError.self) { try await log.append([AuditLogTests.event(2)]) }
         #expect(appendError?.code == .corruptState)
         #expect(try log.storage.entries(from: 0, through: .max, limit: 10).count == 2)
+    }
+}
+
+extension SQLiteHeadTests {
+    @Test("a damaged copy of the newest entry's hash (the lookup column) is not what the next entry chains from")
+    func hashColumnIsNotTrusted() async throws {
+        let directory = try TemporaryDirectory()
+        let (log, _) = try await LogEntrySinkTests.fixture(.sqlite, in: directory)
+        _ = try await log.append([AuditLogTests.event(1)])
+        let tamper = try DatabaseQueue(path: directory.path + "/log.sqlite")
+        try await tamper.write { db in
+            try db.execute(sql: "UPDATE entries SET hash = zeroblob(32) WHERE seq = (SELECT max(seq) FROM entries)")
+        }
+        try await tamper.close()
+        _ = try await log.append([AuditLogTests.event(2)])
+        let report = try log.storage.verify(
+            options: ChainVerifier.Options(trustedKeys: [try log.activeSigningKey().publicKey])
+        )
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.entriesChecked == 3)
     }
 }
