@@ -211,7 +211,7 @@ struct SQLiteHeadTests {
         try await tamper.write { db in
             try db.execute(sql: "UPDATE entries SET \(damage) WHERE seq = (SELECT max(seq) FROM entries)")
         }
-        try await tamper.close()
+        try tamper.close()
 
         // Read paths still open the log, so that verification can report the damage.
         _ = try log.storage.snapshot()
@@ -235,7 +235,7 @@ extension SQLiteHeadTests {
         try await tamper.write { db in
             try db.execute(sql: "UPDATE entries SET hash = zeroblob(32) WHERE seq = (SELECT max(seq) FROM entries)")
         }
-        try await tamper.close()
+        try tamper.close()
         _ = try await log.append([AuditLogTests.event(2)])
         let report = try log.storage.verify(
             options: ChainVerifier.Options(trustedKeys: [try log.activeSigningKey().publicKey])
