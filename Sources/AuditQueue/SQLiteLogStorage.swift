@@ -119,18 +119,22 @@ public final class SQLiteLogStorage: LogStorage {
             if code == SQLITE_DONE { return }
             guard code == SQLITE_ROW else {
                 let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-                throw LogStoreError(.storage, "cannot read the log's head: SQLite error \(code): \(message)")
+                throw LogStoreError(
+                    .storage,
+                    "cannot read the log's head or metadata: SQLite error \(code): \(message)"
+                )
             }
             try body(handle)
         }
     }
 
-    /// Column `index` of the current row as text; NULL is refused.
+    /// Column `index` of the current row as UTF-8 text (its whole length); NULL is refused.
     private static func text(_ row: OpaquePointer, _ index: Int32) throws -> String {
         guard let characters = sqlite3_column_text(row, index) else {
             throw LogStoreError(.corruptState, "a metadata row holds NULL")
         }
-        return String(cString: characters)
+        let count = Int(sqlite3_column_bytes(row, index))
+        return String(decoding: UnsafeBufferPointer(start: characters, count: count), as: UTF8.self)
     }
 
     /// Column `index` of the current row as bytes (empty for NULL).
