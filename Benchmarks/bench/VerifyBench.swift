@@ -66,9 +66,9 @@ enum VerifyBench {
         guard let read = results[.read], let full = results[.full], let fast = results[.fast], !samples.isEmpty else {
             return
         }
-        let verifyOne = samples.map(\.one).reduce(0, +) / Double(samples.count)
-        let verifyAll = samples.map(\.all).reduce(0, +) / Double(samples.count)
         let ones = samples.map(\.one)
+        let verifyOne = ones.reduce(0, +) / Double(samples.count)
+        let verifyAll = samples.map(\.all).reduce(0, +) / Double(samples.count)
         Summary.say(
             "  Ed25519 verify alone, \(samples.count) samples before, during and after the full mode: 1 thread on each core "
                 + "in turn (\(Timing.duration(VerifySample.seconds)) each), their mean \(Timing.rate(ones.min() ?? .nan)) to "

@@ -93,14 +93,10 @@ public final class SQLiteLogStorage: LogStorage {
             guard seq >= 0 else { throw LogStoreError(.corruptState, "the newest entry has seq \(seq)") }
             // The head's hash is computed from the entry as stored, not read from the `hash` column (a copy for
             // lookups, which verification does not check): a damaged copy must not become what the next entry
-            // chains from. An entry that does not parse gives an empty hash, which appends refuse.
-            let bytes = blob(row, 1)
-            if let entry = try? SealedEntry(serialized: bytes) {
-                head = ChainHead(logId: entry.header.logId, seq: UInt64(seq), hash: entry.entryHash)
-            } else {
-                let logId = bytes.count >= 24 ? Array(bytes[8..<24]) : []
-                head = ChainHead(logId: logId, seq: UInt64(seq), hash: [])
-            }
+            // chains from. An entry that does not parse gives a head with no hash: readers go on (verification
+            // reports the entry), appends refuse it.
+            let entry = try? SealedEntry(serialized: blob(row, 1))
+            head = ChainHead(logId: entry?.header.logId ?? [], seq: UInt64(seq), hash: entry?.entryHash ?? [])
         }
         return LogSnapshot(head: head, metadata: metadata)
     }
@@ -159,11 +155,9 @@ public final class SQLiteLogStorage: LogStorage {
             var result: Result?
             try db.inTransaction(.immediate) {
                 let snapshot = try Self.readSnapshot(db)
-                if let head = snapshot.head,
-                    head.hash.count != FormatConstants.hashSize || head.logId.count != FormatConstants.logIdSize
-                {
-                    // Damaged (tampered) storage: chaining from it would seal malformed entries. Reading and
-                    // verifying still work, and report the damage.
+                if let head = snapshot.head, head.hash.isEmpty {
+                    // The newest entry does not parse (`readSnapshot`): chaining from it would seal malformed
+                    // entries. Reading and verifying still work, and report the damage.
                     throw LogStoreError(
                         .corruptState,
                         "cannot append after the newest entry (seq \(head.seq)): it is malformed; run `auditctl verify`"
