@@ -6,27 +6,41 @@ import Foundation
 enum LatencyBench {
     static func run(options: BenchOptions, directory: BenchDirectory, summary: Summary) async throws {
         let count = options.latencyCount
-        let warmUp = max(20, count / 20)
         let folder = try directory.subdirectory("latency")
         Summary.say("  file system of \(directory.path): \(directory.fileSystem)")
 
         let (log, storage) = try await EventFactory.sqliteLog(in: folder, name: "latency")
         let size = try EventFactory.serializedEntrySize()
         let reference = try SyncedFile(path: folder + "/fsync-reference.bin", size: size)
-        for index in 0..<warmUp {
-            _ = try await log.append([EventFactory.event(index)])
-            _ = try reference.writeAndSync()
+        let wal = WALHeader(path: folder + "/latency.sqlite-wal")
+        // Interleaved, so that both see the same disk and the same neighbours.
+        var index = 0
+        func pair() async throws -> (append: Double, fsync: Double) {
+            let event = EventFactory.event(index)
+            index += 1
+            let append = try await Timing.measureAsync { _ = try await log.append([event]) }
+            return (append, try reference.writeAndSync())
+        }
+        // The first cycle of a new WAL file: each commit appends to the file (new blocks, a larger size to sync)
+        // until a checkpoint lets the next commit write it again from its beginning; from then on commits overwrite
+        // blocks the file already has, which is the state of a log that has been running. Timed and shown apart.
+        let firstCycle = try wal.checkpointSequence()
+        var growing: [(append: Double, fsync: Double)] = []
+        while try wal.checkpointSequence() == firstCycle {
+            guard growing.count < 20_000 else {
+                throw BenchError("the WAL was not restarted within 20 000 appends (checkpoints are not running)")
+            }
+            growing.append(try await pair())
         }
         storage.reset()
-        // Interleaved, so that both see the same disk and the same neighbours.
         var samples: [Double] = []
         var fsyncSamples: [Double] = []
         samples.reserveCapacity(count)
         fsyncSamples.reserveCapacity(count)
-        for index in 0..<count {
-            let event = EventFactory.event(warmUp + index)
-            samples.append(try await Timing.measureAsync { _ = try await log.append([event]) })
-            fsyncSamples.append(try reference.writeAndSync())
+        for _ in 0..<count {
+            let (append, fsync) = try await pair()
+            samples.append(append)
+            fsyncSamples.append(fsync)
         }
         let append = samples.sorted()
         let fsync = fsyncSamples.sorted()
@@ -77,6 +91,15 @@ enum LatencyBench {
                 + "write+fsync max \(Timing.duration(fsync.last ?? .nan))"
         )
         describe(wall: samples, transactions: totals.samples)
+        let growingAppend = growing.map(\.append).sorted()
+        let growingFsync = growing.map(\.fsync).sorted()
+        Summary.say(
+            "    before them, while the new WAL file grew (\(growing.count) appends, untimed by the target): append "
+                + "p50 \(Timing.duration(Timing.percentile(growingAppend, 0.5))), "
+                + "p99 \(Timing.duration(Timing.percentile(growingAppend, 0.99))); write+fsync "
+                + "p50 \(Timing.duration(Timing.percentile(growingFsync, 0.5))), "
+                + "p99 \(Timing.duration(Timing.percentile(growingFsync, 0.99)))"
+        )
     }
 
     /// Prints p50 and p99 of each part of the appends: sealing, the SQLite transaction around it, and the rest.
@@ -93,5 +116,21 @@ enum LatencyBench {
                     + "p99 \(Timing.duration(Timing.percentile(sorted, 0.99))), max \(Timing.duration(sorted.last ?? .nan))"
             )
         }
+    }
+}
+
+/// The header of a SQLite WAL file (sqlite.org/fileformat2.html#walformat): its checkpoint sequence number, bytes
+/// 12-15 big-endian, changes each time a commit starts the file again from its beginning.
+struct WALHeader {
+    let path: String
+
+    func checkpointSequence() throws -> UInt32 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw BenchError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 32, 0) }
+        guard read == 32 else { throw BenchError("\(path) has no WAL header (read \(read) bytes)") }
+        return bytes[12..<16].reduce(0) { $0 << 8 | UInt32($1) }
     }
 }

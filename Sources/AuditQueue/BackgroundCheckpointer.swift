@@ -9,15 +9,23 @@ import Synchronization
 /// With SQLite's default (`wal_autocheckpoint = 1000`), the commit that grows the WAL past 1 000 pages copies the
 /// whole WAL into the database file and syncs it before it returns: every few batches an append stalls for that.
 /// Here the writer connection's WAL hook, which SQLite calls after each commit with the WAL's size, wakes this thread
-/// at the same threshold, and the thread runs a `PASSIVE` checkpoint, which takes no lock a writer needs. Once the
-/// whole WAL is copied, the next write starts it again from its beginning, as after an automatic checkpoint. If this
-/// thread falls behind or fails, the committing writer checkpoints itself at ``fallbackPages``, as SQLite would
-/// have: the WAL stays bounded. Checkpoints are crash-safe in SQLite whichever connection runs them.
+/// at the same threshold, and the thread runs a `PASSIVE` checkpoint, which takes no lock a writer needs.
+///
+/// The WAL is written again from its beginning (reusing the file's blocks: a commit that overwrites them syncs
+/// faster than one that grows the file) only by a transaction that starts when every frame is copied. Commits go on
+/// while this thread copies, so it usually ends a few frames short of that, and checkpointing again after every
+/// commit would only add two syncs to each. So once this thread has copied everything it found, the writer's next
+/// commit copies the few frames written since, itself (a `PASSIVE` checkpoint of those frames, in its WAL hook); the
+/// transaction after it starts the WAL again. A checkpoint that readers kept short is retried after ``retryPages``
+/// more pages. If this thread falls behind or fails, the committing writer checkpoints itself at ``fallbackPages``,
+/// as SQLite would have: the WAL stays bounded. Checkpoints are crash-safe in SQLite whichever connection runs them.
 final class BackgroundCheckpointer: Sendable {
     /// WAL pages that wake the thread (SQLite's own automatic threshold).
     static let wakePages: Int32 = 1000
     /// WAL pages at which the writer checkpoints itself (32 MiB of 4 KiB pages).
     static let fallbackPages: Int32 = 8192
+    /// New WAL pages after a checkpoint before the thread checkpoints again, if the WAL was not started again.
+    static let retryPages: Int32 = 128
 
     private let path: String
     private let wake = DispatchSemaphore(value: 0)
@@ -26,9 +34,16 @@ final class BackgroundCheckpointer: Sendable {
     /// A wake-up is queued and not yet taken: another commit does not queue another.
     private let queued = Atomic<Bool>(false)
     private let completed = Atomic<Int>(0)
+    /// The WAL frames the thread's last checkpoint left copied.
+    private let copiedFrames = Atomic<Int32>(0)
+    /// The thread copied every frame it found: the writer's next commit copies those written since.
+    private let tailPending = Atomic<Bool>(false)
+    private let tails = Atomic<Int>(0)
 
     /// Checkpoints that completed (every frame of the WAL at their start copied).
     var completedCheckpoints: Int { completed.load(ordering: .relaxed) }
+    /// Checkpoints of the last frames that the writer ran after a commit.
+    var tailCheckpoints: Int { tails.load(ordering: .relaxed) }
 
     /// Starts the thread on the database at `path`.
     init(path: String) {
@@ -62,13 +77,26 @@ final class BackgroundCheckpointer: Sendable {
         sqlite3_wal_hook(writer, hook, Unmanaged.passRetained(HookContext(self)).toOpaque())
     }
 
-    /// After a commit that left `pages` in the WAL: wake the thread, or checkpoint here if it has fallen behind.
+    /// After a commit that left `pages` in the WAL: copy the last frames if the thread has copied the others, wake
+    /// the thread, or checkpoint here if it has fallen behind.
     private func committed(pages: Int32, writer: OpaquePointer) {
-        if pages >= Self.fallbackPages {
-            // What SQLite's automatic checkpoint does, at a higher threshold; a busy or failed checkpoint is retried
-            // after the next commit.
-            sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-        } else if pages >= Self.wakePages, !queued.exchange(true, ordering: .acquiringAndReleasing) {
+        let tail = tailPending.exchange(false, ordering: .acquiringAndReleasing)
+        var copied = copiedFrames.load(ordering: .relaxed)
+        if pages < copied {
+            // The WAL was started again since the thread's last checkpoint.
+            _ = copiedFrames.compareExchange(expected: copied, desired: 0, ordering: .relaxed)
+            copied = 0
+        }
+        let uncopied = pages - copied
+        if pages >= Self.fallbackPages || (tail && pages >= Self.wakePages && uncopied < Self.retryPages) {
+            // What SQLite's automatic checkpoint does; a busy or failed checkpoint is retried after the next commit
+            // (fallback) or the thread's next checkpoint (tail). PASSIVE never waits for readers or writers.
+            if sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK, tail {
+                tails.wrappingAdd(1, ordering: .relaxed)
+            }
+        } else if pages >= Self.wakePages, uncopied >= Self.retryPages,
+            !queued.exchange(true, ordering: .acquiringAndReleasing)
+        {
             wake.signal()
         }
     }
@@ -106,10 +134,12 @@ final class BackgroundCheckpointer: Sendable {
             var copied: Int32 = 0
             // SQLITE_BUSY (another connection is checkpointing) or an I/O error: the next commit past the threshold
             // wakes this thread again, and the writer's fallback bounds the WAL meanwhile.
-            if sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK,
-                copied == frames
-            {
+            guard sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK
+            else { continue }
+            copiedFrames.store(copied, ordering: .relaxed)
+            if copied == frames {
                 completed.wrappingAdd(1, ordering: .relaxed)
+                tailPending.store(true, ordering: .releasing)
             }
         }
     }

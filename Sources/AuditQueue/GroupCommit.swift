@@ -4,12 +4,15 @@ import Synchronization
 /// everything queued behind it; the others wait and get their part of the result. One transaction (one fsync)
 /// per batch instead of one per caller.
 ///
-/// A new leader yields once before it takes the queue: callers that the previous commit has just released
-/// are resumed at that moment, and letting them queue their next work first makes one full batch instead of
-/// a batch of one followed by a batch of everyone else (two fsyncs for the same work).
+/// A leader handed the lead by the previous one yields once before it takes the queue: callers that the previous
+/// commit has just released are resumed at that moment, and letting them queue their next work first makes one full
+/// batch instead of a batch of one followed by a batch of everyone else (two fsyncs for the same work). A caller that
+/// finds no commit under way leads at once: nobody else is in flight, and a yield would only add a thread hop to
+/// every sequential append's latency.
 final class GroupCommit<Work: Sendable, Output: Sendable>: Sendable {
     private enum Outcome: Sendable {
-        case lead
+        /// Lead a commit; `handedOver` when the previous leader passed the lead on (other callers are in flight).
+        case lead(handedOver: Bool)
         case done(Result<Output, any Error>)
     }
 
@@ -40,13 +43,14 @@ final class GroupCommit<Work: Sendable, Output: Sendable>: Sendable {
                     state.waiting.append(Waiter(work: work, continuation: continuation))
                 } else {
                     state.leading = true
-                    continuation.resume(returning: .lead)
+                    continuation.resume(returning: .lead(handedOver: false))
                 }
             }
         }
-        if case .done(let result) = outcome { return try result.get() }
-
-        await Task.yield()
+        switch outcome {
+        case .done(let result): return try result.get()
+        case .lead(let handedOver): if handedOver { await Task.yield() }
+        }
         let followers = state.withLock { state in
             let taken = Array(state.waiting.prefix(maxBatch - 1))
             state.waiting.removeFirst(taken.count)
@@ -67,7 +71,7 @@ final class GroupCommit<Work: Sendable, Output: Sendable>: Sendable {
             if state.waiting.isEmpty {
                 state.leading = false
             } else {
-                state.waiting.removeFirst().continuation.resume(returning: .lead)
+                state.waiting.removeFirst().continuation.resume(returning: .lead(handedOver: true))
             }
         }
         return try result.get()[0]

@@ -180,6 +180,43 @@ struct BackgroundCheckpointerTests {
         #expect(report.payloadsOpened == 8000)
     }
 
+    @Test(
+        "sequential single appends past the threshold restart the WAL: it is reused, not grown, and checkpoints stay few"
+    )
+    func restartsTheWAL() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let storage = try SQLiteLogStorage(path: path)
+        let log = try await AuditLog.create(
+            storage: storage,
+            keys: KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil),
+            deviceId: "device"
+        )
+        // One event per commit, as auditd appends: about 2 WAL pages each, so 1 500 commits write about 3 000 pages.
+        let commits = 1500
+        for index in 0..<commits {
+            _ = try await log.append([AuditLogTests.event(index)])
+        }
+        // The WAL header's checkpoint sequence number (bytes 12-15) counts the times it was started again.
+        let header = try #require(FileHandle(forReadingAtPath: path + "-wal")).readData(ofLength: 32)
+        try #require(header.count == 32)
+        let restarts = header[12..<16].reduce(0) { $0 << 8 | Int($1) }
+        #expect(restarts >= 1, "tail checkpoints by the writer: \(storage.checkpointer.tailCheckpoints)")
+        // The thread checkpoints again after `retryPages` more pages, not after every commit past the threshold
+        // (which would add two syncs to each one).
+        let bound = commits * 3 / Int(BackgroundCheckpointer.retryPages) + 4
+        #expect(storage.checkpointer.completedCheckpoints <= bound)
+        // Without a restart the WAL would hold every page written since its start (over 12 MB).
+        let walBytes = try #require(
+            try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+        )
+        let pageBytes = 4096 + 24
+        #expect(walBytes <= Int(BackgroundCheckpointer.wakePages + 4 * BackgroundCheckpointer.retryPages) * pageBytes)
+        let report = try AuditLogTests.verify(log)
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.payloadsOpened == commits)
+    }
+
     @Test("a stopped checkpointer's thread ends and closes its connection")
     func stops() throws {
         let directory = try TemporaryDirectory()
