@@ -217,6 +217,45 @@ struct BackgroundCheckpointerTests {
         #expect(report.payloadsOpened == commits)
     }
 
+    @Test("with the thread stopped, the writer checkpoints itself at the fallback size and the WAL starts again")
+    func fallbackCheckpoint() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let storage = try SQLiteLogStorage(path: path)
+        storage.checkpointer.stop()
+        #expect(storage.checkpointer.waitUntilStopped(seconds: 10))
+        func walHeader() throws -> (restarts: Int, bytes: Int) {
+            let header = try #require(FileHandle(forReadingAtPath: path + "-wal")).readData(ofLength: 32)
+            try #require(header.count == 32)
+            let bytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
+            return (header[12..<16].reduce(0) { $0 << 8 | Int($1) }, bytes)
+        }
+        try storage.pool.writeWithoutTransaction { db in
+            try db.execute(sql: "CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)")
+        }
+        let before = try walHeader().restarts
+        // About 1 000 pages a commit: the WAL passes the fallback threshold (8 192 pages) during the ninth.
+        var commits = 0
+        while commits < 12 {
+            try storage.pool.writeWithoutTransaction { db in
+                try db.execute(
+                    sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+                        INSERT INTO filler (data) SELECT randomblob(4000) FROM n
+                        """
+                )
+            }
+            commits += 1
+            if try walHeader().restarts != before { break }
+        }
+        // Only the writer's own checkpoint can have copied the WAL: the commit after it starts the WAL again.
+        #expect(try walHeader().restarts != before, "the WAL did not start again within \(commits) commits")
+        #expect(commits >= 9 && commits <= 10)
+        let pageBytes = 4096 + 24
+        #expect(try walHeader().bytes <= Int(BackgroundCheckpointer.fallbackPages + 1100) * pageBytes)
+        #expect(storage.checkpointer.completedCheckpoints == 0)
+    }
+
     @Test("a stopped checkpointer's thread ends and closes its connection")
     func stops() throws {
         let directory = try TemporaryDirectory()
