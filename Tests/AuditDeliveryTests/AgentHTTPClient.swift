@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// A tiny blocking HTTP/1.1 client over POSIX sockets (unix or loopback TCP), run on a thread of its own so it never
-/// blocks the concurrency pool. One request per connection (`Connection: close`), 10 s socket timeouts.
+/// blocks the concurrency pool. One request per connection (`Connection: close`), 30 s socket timeouts (the agent
+/// answers on the test process's concurrency pool, which other tests' blocking work can hold for seconds).
 struct AgentHTTPClient: Sendable {
     enum Target: Sendable {
         case unix(String)
@@ -83,7 +84,7 @@ struct AgentHTTPClient: Sendable {
         case .tcp: fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         }
         guard fd >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let result: Int32

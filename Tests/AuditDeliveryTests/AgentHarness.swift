@@ -63,7 +63,9 @@ enum AgentHarness {
         let agent = try await Agent(configuration: configuration, logger: logger)
         let task = Task { try await agent.run() }
         do {
-            let endpoints = try await agent.waitUntilListening(timeout: .seconds(30))
+            // Generous: the suite's blocking tests (child processes, CLI runs) share this process's concurrency pool
+            // with the agent, and can hold it for tens of seconds on 2 cores.
+            let endpoints = try await agent.waitUntilListening(timeout: .seconds(90))
             let result = try await body(agent, endpoints)
             await agent.shutdown()
             try await task.value
