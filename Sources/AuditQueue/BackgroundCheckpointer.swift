@@ -38,12 +38,9 @@ final class BackgroundCheckpointer: Sendable {
     private let copiedFrames = Atomic<Int32>(0)
     /// The thread copied every frame it found: the writer's next commit copies those written since.
     private let tailPending = Atomic<Bool>(false)
-    private let tails = Atomic<Int>(0)
 
     /// Checkpoints that completed (every frame of the WAL at their start copied).
     var completedCheckpoints: Int { completed.load(ordering: .relaxed) }
-    /// Checkpoints of the last frames that the writer ran after a commit.
-    var tailCheckpoints: Int { tails.load(ordering: .relaxed) }
 
     /// Starts the thread on the database at `path`.
     init(path: String) {
@@ -91,9 +88,7 @@ final class BackgroundCheckpointer: Sendable {
         if pages >= Self.fallbackPages || (tail && pages >= Self.wakePages && uncopied < Self.retryPages) {
             // What SQLite's automatic checkpoint does; a busy or failed checkpoint is retried after the next commit
             // (fallback) or the thread's next checkpoint (tail). PASSIVE never waits for readers or writers.
-            if sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK, tail {
-                tails.wrappingAdd(1, ordering: .relaxed)
-            }
+            sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         } else if pages >= Self.wakePages, uncopied >= Self.retryPages,
             !queued.exchange(true, ordering: .acquiringAndReleasing)
         {

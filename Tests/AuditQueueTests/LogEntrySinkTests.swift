@@ -156,6 +156,18 @@ private final class KeptSink: @unchecked Sendable {
 
 @Suite("BackgroundCheckpointer")
 struct BackgroundCheckpointerTests {
+    /// Bytes of one WAL frame: a 24-byte header and a 4 KiB page.
+    static let frameBytes = 24 + 4096
+
+    /// The WAL beside the database at `path`: how many times it was started again (its header's checkpoint sequence
+    /// number, bytes 12-15 big-endian) and its size.
+    static func wal(of path: String) throws -> (restarts: Int, bytes: Int) {
+        let header = try #require(FileHandle(forReadingAtPath: path + "-wal")).readData(ofLength: 32)
+        try #require(header.count == 32)
+        let bytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
+        return (header[12..<16].reduce(0) { $0 << 8 | Int($1) }, bytes)
+    }
+
     @Test("once the WAL passes 1 000 pages it is checkpointed off the commit path, and the log still verifies")
     func checkpointsInBackground() async throws {
         let directory = try TemporaryDirectory()
@@ -197,11 +209,8 @@ struct BackgroundCheckpointerTests {
         for index in 0..<commits {
             _ = try await log.append([AuditLogTests.event(index)])
         }
-        // The WAL header's checkpoint sequence number (bytes 12-15) counts the times it was started again.
-        let header = try #require(FileHandle(forReadingAtPath: path + "-wal")).readData(ofLength: 32)
-        try #require(header.count == 32)
-        let restarts = header[12..<16].reduce(0) { $0 << 8 | Int($1) }
-        #expect(restarts >= 1, "tail checkpoints by the writer: \(storage.checkpointer.tailCheckpoints)")
+        let wal = try Self.wal(of: path)
+        #expect(wal.restarts >= 1)
         // The thread checkpoints again after `retryPages` more pages, not after every commit past the threshold
         // (which would add two syncs to each one).
         let bound = commits * 3 / Int(BackgroundCheckpointer.retryPages) + 4
@@ -209,11 +218,7 @@ struct BackgroundCheckpointerTests {
         // Without a restart the WAL would hold every page written since its start (about 3 000, over 12 MB); with
         // one it holds the pages written before the first checkpoint ended (the threshold, and the commits made
         // while the checkpoint ran: a slack of 1 000 pages, about 500 appends, for a loaded machine).
-        let walBytes = try #require(
-            try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
-        )
-        let pageBytes = 4096 + 24
-        #expect(walBytes <= Int(2 * BackgroundCheckpointer.wakePages) * pageBytes)
+        #expect(wal.bytes <= Int(2 * BackgroundCheckpointer.wakePages) * Self.frameBytes)
         let report = try AuditLogTests.verify(log)
         #expect(report.isClean, "\(report.problems)")
         #expect(report.payloadsOpened == commits)
@@ -226,16 +231,10 @@ struct BackgroundCheckpointerTests {
         let storage = try SQLiteLogStorage(path: path)
         storage.checkpointer.stop()
         #expect(storage.checkpointer.waitUntilStopped(seconds: 10))
-        func walHeader() throws -> (restarts: Int, bytes: Int) {
-            let header = try #require(FileHandle(forReadingAtPath: path + "-wal")).readData(ofLength: 32)
-            try #require(header.count == 32)
-            let bytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
-            return (header[12..<16].reduce(0) { $0 << 8 | Int($1) }, bytes)
-        }
         try storage.pool.writeWithoutTransaction { db in
             try db.execute(sql: "CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)")
         }
-        let before = try walHeader().restarts
+        let before = try Self.wal(of: path).restarts
         // About 1 000 pages a commit: the WAL passes the fallback threshold (8 192 pages) during the ninth.
         var commits = 0
         while commits < 12 {
@@ -248,13 +247,12 @@ struct BackgroundCheckpointerTests {
                 )
             }
             commits += 1
-            if try walHeader().restarts != before { break }
+            if try Self.wal(of: path).restarts != before { break }
         }
         // Only the writer's own checkpoint can have copied the WAL: the commit after it starts the WAL again.
-        #expect(try walHeader().restarts != before, "the WAL did not start again within \(commits) commits")
+        #expect(try Self.wal(of: path).restarts != before, "the WAL did not start again within \(commits) commits")
         #expect(commits >= 9 && commits <= 10)
-        let pageBytes = 4096 + 24
-        #expect(try walHeader().bytes <= Int(BackgroundCheckpointer.fallbackPages + 1100) * pageBytes)
+        #expect(try Self.wal(of: path).bytes <= Int(BackgroundCheckpointer.fallbackPages + 1100) * Self.frameBytes)
         #expect(storage.checkpointer.completedCheckpoints == 0)
     }
 
