@@ -152,7 +152,7 @@ public final class Agent: Sendable {
             logger: logger
         )
         group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
-        group.maximumCancellationDuration = .seconds(5)
+        group.maximumCancellationDuration = configuration.cancellationTimeout
         let serviceGroup = ServiceGroup(configuration: group)
         let stopRequested = self.group.withLock { state in
             state.group = serviceGroup

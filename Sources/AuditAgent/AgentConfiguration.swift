@@ -51,6 +51,11 @@ public struct AgentConfiguration: Sendable {
     /// Bound on graceful shutdown (stop accepting, finish in-flight commits, stop the sync loop); past it the
     /// remaining work is cancelled.
     public var shutdownTimeout: Duration = .seconds(10)
+    /// Bound on the cancellation that follows a shutdown past ``shutdownTimeout``: past it, swift-service-lifecycle
+    /// ends the process with a fatal error, so that a service that ignores cancellation cannot keep the daemon from
+    /// exiting. Every acknowledged event is committed already, so that loses none. `nil` waits however long it takes
+    /// (for an agent embedded in another process, which must not be ended by it).
+    public var cancellationTimeout: Duration? = .seconds(30)
     /// The log level.
     public var logLevel: Logger.Level = .info
     /// The log line format.

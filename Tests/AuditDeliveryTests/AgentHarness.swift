@@ -42,6 +42,9 @@ enum AgentHarness {
         configuration.metrics = ListenAddress(host: "127.0.0.1", port: 0)
         configuration.syncInterval = .milliseconds(200)
         configuration.shutdownTimeout = .seconds(5)
+        // In-process: a cancellation slowed past a bound by the suite's other work (which shares this process's
+        // concurrency pool) would end the whole test process with swift-service-lifecycle's fatal error.
+        configuration.cancellationTimeout = nil
         return configuration
     }
 

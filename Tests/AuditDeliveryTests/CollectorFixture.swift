@@ -149,7 +149,9 @@ struct CollectorClient: Sendable {
     {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
-        request.timeoutInterval = 30
+        // Generous: the collector answers on the test process's concurrency pool, which the suite's blocking tests
+        // can hold for tens of seconds on 2 cores.
+        request.timeoutInterval = 90
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
