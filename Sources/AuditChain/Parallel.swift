@@ -51,17 +51,22 @@ public enum Parallel {
 }
 
 extension Parallel {
+    /// Items the calling thread produces ahead of those it has consumed (rounded to whole chunks): enough to keep the
+    /// helpers busy, few enough that an item is signed and stored while it is still in the cache of the core that made it.
+    static let pipelineWindow = 256
+
     /// Produces `count` items in order on the calling thread, transforms them on `parallelism` threads (the calling
     /// thread and helpers), and hands the outputs to `consume` on the calling thread in order, a chunk at a time, as
     /// soon as a chunk and every chunk before it are done. The sequential work before the parallel part (chaining,
     /// encrypting, hashing) and after it (storing) both overlap it, and nothing waits for the whole batch.
     ///
-    /// The calling thread produces every item first (the helpers start transforming the first chunks meanwhile),
-    /// then transforms chunks like the helpers and, between two chunks, consumes those done: never more threads
-    /// than `parallelism`, so a thread time-sliced off its core never holds up the others.
+    /// The calling thread keeps at most about ``pipelineWindow`` items produced and not yet consumed: it produces
+    /// while below that, else consumes the chunks that are done, else transforms a produced chunk nobody has taken,
+    /// else waits for the oldest chunk. Never more threads than `parallelism`, and the calling thread waits only for
+    /// a chunk that is produced and taken, so a thread time-sliced off its core never holds up the others for long.
     /// - Parameters:
     ///   - produce: called for 0, 1, ... `count - 1` in order, on the calling thread; returns nil to stop (the result is
-    ///     then false and nothing is consumed).
+    ///     then false, and what was consumed before must be discarded).
     ///   - transform: applied to every item, on any thread.
     ///   - consume: called on the calling thread with consecutive index ranges covering `0..<count` in order, and
     ///     their outputs.
@@ -87,56 +92,74 @@ extension Parallel {
         }
         let chunk = max(4, min(16, count / (workers * 4)))
         let chunks = (count + chunk - 1) / chunk
+        let window = max(2 * workers, pipelineWindow / chunk)
         @Sendable func range(_ index: Int) -> Range<Int> { index * chunk..<min(count, (index + 1) * chunk) }
         let items = ResultSlots<Item>(count: count)
         let outputs = ResultSlots<Output>(count: count)
         let transformed = (0..<chunks).map { _ in DispatchSemaphore(value: 0) }
+        let published = (0..<chunks).map { _ in DispatchSemaphore(value: 0) }
         let produced = Atomic<Int>(0)
         let stopped = Atomic<Bool>(false)
         let next = Atomic<Int>(0)
-        /// Transforms the next chunk nobody has taken; false when there is none (or the run stopped).
-        func transformNext() -> Bool {
-            let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-            guard index < chunks else { return false }
-            let positions = range(index)
-            // Only a helper that catches up with the producer (the first chunks) waits, and briefly.
-            while produced.load(ordering: .acquiring) < positions.upperBound {
-                if stopped.load(ordering: .acquiring) { return false }
-                sched_yield()
-            }
-            if stopped.load(ordering: .acquiring) { return false }
-            for position in positions { outputs.store(transform(items.take(at: position)), at: position) }
+        func transformChunk(_ index: Int) {
+            for position in range(index) { outputs.store(transform(items.take(at: position)), at: position) }
             transformed[index].signal()
-            return true
         }
-        let helper: (Int) -> Void = { _ in while transformNext() {} }
+        let helper: (Int) -> Void = { _ in
+            while true {
+                let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard index < chunks else { return }
+                // A helper ahead of the producer sleeps until its chunk is published (or the run stops).
+                if produced.load(ordering: .acquiring) <= index { published[index].wait() }
+                if stopped.load(ordering: .acquiring) { return }
+                transformChunk(index)
+            }
+        }
         return try run(helpers: workers - 1, helper) { () throws(Failure) -> Bool in
-            // However this ends, helpers stop after their current chunk (`run` joins them).
-            defer { stopped.store(true, ordering: .releasing) }
-            for index in 0..<count {
-                guard let item = produce(index) else { return false }
-                items.store(consume item, at: index)
-                if (index + 1) % chunk == 0 || index + 1 == count {
-                    produced.store(index + 1, ordering: .releasing)
-                }
+            var producedChunks = 0
+            // However this ends, helpers stop after their current chunk (`run` joins them); those waiting for a chunk
+            // that will not come are woken.
+            defer {
+                stopped.store(true, ordering: .releasing)
+                for index in producedChunks..<chunks { published[index].signal() }
             }
             var consumed = 0
-            func consumeDone(waiting: Bool) throws(Failure) {
-                while consumed < chunks {
-                    if waiting {
-                        transformed[consumed].wait()
-                    } else if transformed[consumed].wait(timeout: .now()) == .timedOut {
-                        return
+            while consumed < chunks {
+                if producedChunks < chunks, producedChunks - consumed < window {
+                    for position in range(producedChunks) {
+                        guard let item = produce(position) else { return false }
+                        items.store(consume item, at: position)
                     }
+                    produced.store(producedChunks + 1, ordering: .releasing)
+                    published[producedChunks].signal()
+                    producedChunks += 1
+                } else if transformed[consumed].wait(timeout: .now()) == .success {
+                    let done = range(consumed)
+                    try consume(done, outputs.take(done))
+                    consumed += 1
+                } else if let index = take(from: next, below: producedChunks) {
+                    transformChunk(index)
+                } else {
+                    // The oldest chunk not consumed is produced and taken (nothing above was left to do): wait for it.
+                    transformed[consumed].wait()
                     let done = range(consumed)
                     try consume(done, outputs.take(done))
                     consumed += 1
                 }
             }
-            while transformNext() { try consumeDone(waiting: false) }
-            try consumeDone(waiting: true)
             return true
         }
+    }
+
+    /// Takes the next chunk index from `next` if it is below `limit`.
+    private static func take(from next: borrowing Atomic<Int>, below limit: Int) -> Int? {
+        var current = next.load(ordering: .relaxed)
+        while current < limit {
+            let (taken, found) = next.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            if taken { return current }
+            current = found
+        }
+        return nil
     }
 }
 

@@ -17,8 +17,8 @@ import Synchronization
 /// commit would only add two syncs to each. So once this thread has copied everything it found, the writer's next
 /// commit copies the few frames written since, itself (a `PASSIVE` checkpoint of those frames, in its WAL hook); the
 /// transaction after it starts the WAL again. A checkpoint that readers kept short is retried after ``retryPages``
-/// more pages. If this thread falls behind or fails, the committing writer checkpoints itself at ``fallbackPages``,
-/// as SQLite would have: the WAL stays bounded. Checkpoints are crash-safe in SQLite whichever connection runs them.
+/// more pages. If this thread falls behind or fails (a wake-up it has not taken yet when the WAL reaches
+/// ``fallbackPages``), the committing writer checkpoints itself, as SQLite would have: the WAL stays bounded. Checkpoints are crash-safe in SQLite whichever connection runs them.
 final class BackgroundCheckpointer: Sendable {
     /// WAL pages that wake the thread (SQLite's own automatic threshold).
     static let wakePages: Int32 = 1000
@@ -85,7 +85,10 @@ final class BackgroundCheckpointer: Sendable {
             copied = 0
         }
         let uncopied = pages - copied
-        if pages >= Self.fallbackPages || (tail && pages >= Self.wakePages && uncopied < Self.retryPages) {
+        // The thread has fallen behind when it has not yet taken the last wake-up: a single large commit that
+        // passes the fallback threshold on its own only wakes it (a bulk import does not wait for its copy).
+        let behind = pages >= Self.fallbackPages && queued.load(ordering: .acquiring)
+        if behind || (tail && pages >= Self.wakePages && uncopied < Self.retryPages) {
             // What SQLite's automatic checkpoint does; a busy or failed checkpoint is retried after the next commit
             // (fallback) or the thread's next checkpoint (tail). PASSIVE never waits for readers or writers.
             sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)

@@ -256,6 +256,43 @@ struct BackgroundCheckpointerTests {
         #expect(storage.checkpointer.completedCheckpoints == 0)
     }
 
+    @Test(
+        "a single commit past the fallback threshold only wakes the thread; the writer copies when a wake-up is pending"
+    )
+    func largeCommitWakesTheThread() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let storage = try SQLiteLogStorage(path: path)
+        // A thread that takes no wake-up: whatever is copied, the writer copied.
+        storage.checkpointer.stop()
+        #expect(storage.checkpointer.waitUntilStopped(seconds: 10))
+        func commit(rows: Int) throws {
+            try storage.pool.writeWithoutTransaction { db in
+                try db.execute(
+                    sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                        INSERT INTO filler (data) SELECT randomblob(4000) FROM n
+                        """,
+                    arguments: [rows]
+                )
+            }
+        }
+        try storage.pool.writeWithoutTransaction { db in
+            try db.execute(sql: "CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)")
+        }
+        let before = try Self.wal(of: path).restarts
+        // One commit of about 9 000 pages: a bulk import. Its commit queues a wake-up and returns.
+        try commit(rows: 9000)
+        #expect(try Self.wal(of: path).bytes >= Int(BackgroundCheckpointer.fallbackPages) * Self.frameBytes)
+        // Had it copied the WAL, this commit would start the WAL again. Instead this commit finds the wake-up still
+        // pending (the thread fell behind) and copies.
+        try commit(rows: 1)
+        #expect(try Self.wal(of: path).restarts == before)
+        try commit(rows: 1)
+        #expect(try Self.wal(of: path).restarts != before)
+        #expect(storage.checkpointer.completedCheckpoints == 0)
+    }
+
     @Test("a stopped checkpointer's thread ends and closes its connection")
     func stops() throws {
         let directory = try TemporaryDirectory()
