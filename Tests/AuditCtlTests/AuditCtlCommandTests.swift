@@ -14,18 +14,18 @@ struct AuditCtlCommandTests {
         state = directory.path + "/state"
     }
 
-    func initialize() throws {
-        let result = try CLIHarness.auditctl(state, ["init", "--device-id", "phone-1"])
+    func initialize() async throws {
+        let result = try await CLIHarness.auditctl(state, ["init", "--device-id", "phone-1"])
         #expect(result.status == 0, "\(result.stderr)")
     }
 
-    func emitSome() throws {
+    func emitSome() async throws {
         let lines = [
             #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"alice","deviceId":"phone-1","attributes":{"unlockDurationMs":412}}"#,
             #"{"type":"BIOMETRIC_AUTH_FAILURE","userId":"bob","deviceId":"phone-1","attributes":{"attemptCount":1,"errorCode":"ERR-107-030"},"occurredAt":"2026-11-21T10:00:00Z","idempotencyKey":"fixed-key"}"#,
             #"{"type":"PASSWORD_AUTH_FALLBACK","userId":"bob","deviceId":"phone-1","attributes":{"reason":"LOCKOUT"}}"#,
         ]
-        let result = try CLIHarness.auditctl(
+        let result = try await CLIHarness.auditctl(
             state,
             ["emit", "--json", "-"],
             stdin: lines.joined(separator: "\n") + "\n"
@@ -35,8 +35,8 @@ struct AuditCtlCommandTests {
     }
 
     @Test("init, emit, log, show, stats, verify: outputs and exit code 0")
-    func happyPath() throws {
-        try initialize()
+    func happyPath() async throws {
+        try await initialize()
         let keyFiles = try FileManager.default.contentsOfDirectory(atPath: state + "/keys")
         #expect(keyFiles.count == 2)
         for file in keyFiles {
@@ -44,8 +44,8 @@ struct AuditCtlCommandTests {
                 try FileManager.default.attributesOfItem(atPath: state + "/keys/" + file)[.posixPermissions] as? Int
             #expect(mode == 0o600)
         }
-        try emitSome()
-        let flagEmit = try CLIHarness.auditctl(
+        try await emitSome()
+        let flagEmit = try await CLIHarness.auditctl(
             state,
             [
                 "emit", "--type", "BIOMETRIC_ENABLED", "--user", "carol", "--device", "phone-1", "--attr",
@@ -55,12 +55,12 @@ struct AuditCtlCommandTests {
         #expect(flagEmit.status == 0)
         #expect(flagEmit.stdout.hasPrefix("appended seq 4 "))
 
-        let encrypted = try CLIHarness.auditctl(state, ["log"])
+        let encrypted = try await CLIHarness.auditctl(state, ["log"])
         #expect(encrypted.status == 0)
         #expect(encrypted.stdout.contains("use --decrypt"))
         #expect(!encrypted.stdout.contains("alice"))
 
-        let decrypted = try CLIHarness.auditctl(state, ["log", "--decrypt", "--json"])
+        let decrypted = try await CLIHarness.auditctl(state, ["log", "--decrypt", "--json"])
         let rows = try JSONValue(parsing: Array(decrypted.stdout.utf8))
         guard case .array(let entries) = rows else {
             Issue.record("log --json is not an array")
@@ -74,41 +74,41 @@ struct AuditCtlCommandTests {
             ]
         )
 
-        let filtered = try CLIHarness.auditctl(
+        let filtered = try await CLIHarness.auditctl(
             state,
             ["log", "--type", "PASSWORD_AUTH_FALLBACK", "--decrypt", "--limit", "1"]
         )
         #expect(filtered.stdout.split(separator: "\n").count == 1)
         #expect(filtered.stdout.contains("LOCKOUT"))
-        let since = try CLIHarness.auditctl(state, ["log", "--since", "2999-01-01T00:00:00Z"])
+        let since = try await CLIHarness.auditctl(state, ["log", "--since", "2999-01-01T00:00:00Z"])
         #expect(since.status == 0 && since.stdout.isEmpty)
 
-        let show = try CLIHarness.auditctl(state, ["show", "2", "--decrypt", "--json"])
+        let show = try await CLIHarness.auditctl(state, ["show", "2", "--decrypt", "--json"])
         let shown = try JSONValue(parsing: Array(show.stdout.utf8)).objectValue
         #expect(shown?["event"]?.objectValue?["idempotencyKey"] == "fixed-key")
         #expect(shown?["seq"] == 2)
 
-        let stats = try CLIHarness.auditctl(state, ["stats", "--json"])
+        let stats = try await CLIHarness.auditctl(state, ["stats", "--json"])
         let statsJSON = try JSONValue(parsing: Array(stats.stdout.utf8)).objectValue
         #expect(statsJSON?["entries"] == 5)
         #expect(statsJSON?["types"]?.objectValue?["BIOMETRIC_AUTH_FAILURE"] == 1)
 
-        let verify = try CLIHarness.auditctl(state, ["verify", "--decrypt"])
+        let verify = try await CLIHarness.auditctl(state, ["verify", "--decrypt"])
         #expect(verify.status == 0)
         #expect(verify.stdout.contains("OK: 5 entries"))
-        let verifyJSON = try CLIHarness.auditctl(state, ["verify", "--json", "--fast"])
+        let verifyJSON = try await CLIHarness.auditctl(state, ["verify", "--json", "--fast"])
         #expect(verifyJSON.status == 0)
         #expect(verifyJSON.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
     }
 
     @Test("bad input exits 2 naming the line and field, and writes nothing")
-    func badInput() throws {
-        try initialize()
+    func badInput() async throws {
+        try await initialize()
         let lines = """
             {"type":"BIOMETRIC_AUTH_SUCCESS","userId":"alice","deviceId":"phone-1","attributes":{"unlockDurationMs":1}}
             {"type":"BIOMETRIC_AUTH_FAILURE","userId":"bob","deviceId":"phone-1","attributes":{"attemptCount":0,"errorCode":"E"}}
             """
-        let result = try CLIHarness.auditctl(state, ["emit", "--json", "-"], stdin: lines)
+        let result = try await CLIHarness.auditctl(state, ["emit", "--json", "-"], stdin: lines)
         #expect(result.status == 2)
         #expect(result.stderr.contains("line 2"))
         #expect(result.stderr.contains("attributes.attemptCount"))
@@ -125,12 +125,12 @@ struct AuditCtlCommandTests {
             ["init"],
         ]
         for arguments in cases {
-            let bad = try CLIHarness.auditctl(state, arguments)
+            let bad = try await CLIHarness.auditctl(state, arguments)
             #expect(bad.status == 2, "\(arguments): \(bad.stdout) \(bad.stderr)")
             #expect(!bad.stderr.isEmpty, "\(arguments) printed no error")
         }
         #expect(try CLIHarness.openLog(state).storage.size().count == 1)
-        let secret = try CLIHarness.auditctl(
+        let secret = try await CLIHarness.auditctl(
             state,
             [
                 "emit", "--type", "BIOMETRIC_ENABLED", "--user", "u", "--device", "d", "--attr", "biometryType=x",
@@ -141,18 +141,18 @@ struct AuditCtlCommandTests {
     }
 
     @Test("a missing state directory, a missing key, a wrong key and unsafe permissions exit 2 with a clear message")
-    func keyProblems() throws {
-        let missing = try CLIHarness.auditctl(state, ["verify"])
+    func keyProblems() async throws {
+        let missing = try await CLIHarness.auditctl(state, ["verify"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("auditctl init"))
 
-        try initialize()
+        try await initialize()
         let keys = state + "/keys"
         let signing = try #require(
             try FileManager.default.contentsOfDirectory(atPath: keys).first { $0.hasPrefix("signing-") }
         )
         chmod(keys + "/" + signing, 0o644)
-        let unsafe = try CLIHarness.auditctl(
+        let unsafe = try await CLIHarness.auditctl(
             state,
             ["emit", "--type", "MASTER_PIN_SET", "--user", "u", "--device", "d"]
         )
@@ -162,7 +162,7 @@ struct AuditCtlCommandTests {
         chmod(keys + "/" + signing, 0o600)
         let original = try Data(contentsOf: URL(fileURLWithPath: keys + "/" + signing))
         try Data(repeating: 7, count: 32).write(to: URL(fileURLWithPath: keys + "/" + signing))
-        let wrong = try CLIHarness.auditctl(
+        let wrong = try await CLIHarness.auditctl(
             state,
             ["emit", "--type", "MASTER_PIN_SET", "--user", "u", "--device", "d"]
         )
@@ -171,19 +171,22 @@ struct AuditCtlCommandTests {
 
         try original.write(to: URL(fileURLWithPath: keys + "/" + signing))
         try FileManager.default.moveItem(atPath: keys + "/" + signing, toPath: directory.path + "/moved.key")
-        let gone = try CLIHarness.auditctl(state, ["emit", "--type", "MASTER_PIN_SET", "--user", "u", "--device", "d"])
+        let gone = try await CLIHarness.auditctl(
+            state,
+            ["emit", "--type", "MASTER_PIN_SET", "--user", "u", "--device", "d"]
+        )
         #expect(gone.status == 2)
         #expect(gone.stderr.contains("missing"))
     }
 
     @Test("keys rotate, show and export-public; old events stay readable; verify with the exported keys")
-    func keys() throws {
-        try initialize()
-        try emitSome()
-        let rotate = try CLIHarness.auditctl(state, ["keys", "rotate", "--reason", "test"])
+    func keys() async throws {
+        try await initialize()
+        try await emitSome()
+        let rotate = try await CLIHarness.auditctl(state, ["keys", "rotate", "--reason", "test"])
         #expect(rotate.status == 0, "\(rotate.stderr)")
-        try emitSome()
-        let show = try CLIHarness.auditctl(state, ["keys", "show", "--json"])
+        try await emitSome()
+        let show = try await CLIHarness.auditctl(state, ["keys", "show", "--json"])
         let shown = try JSONValue(parsing: Array(show.stdout.utf8)).objectValue
         guard case .array(let signing)? = shown?["signingKeys"], case .array(let data)? = shown?["dataKeyIds"] else {
             Issue.record("keys show --json lacks keys")
@@ -191,35 +194,41 @@ struct AuditCtlCommandTests {
         }
         #expect(signing.count == 2 && data.count == 2)
         let publicFile = directory.path + "/public.json"
-        #expect(try CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicFile]).status == 0)
-        let verify = try CLIHarness.auditctl(state, ["verify", "--public-key", publicFile, "--decrypt"])
+        #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicFile]).status == 0)
+        let verify = try await CLIHarness.auditctl(state, ["verify", "--public-key", publicFile, "--decrypt"])
         #expect(verify.status == 0, "\(verify.stdout)")
         #expect(verify.stdout.contains("6 payloads opened"))
     }
 
     @Test("export writes a bundle that verify --bundle checks offline with public keys only")
-    func exportBundle() throws {
-        try initialize()
-        try emitSome()
+    func exportBundle() async throws {
+        try await initialize()
+        try await emitSome()
         let bundle = directory.path + "/bundle.jsonl"
         let publicFile = directory.path + "/public.json"
-        #expect(try CLIHarness.auditctl(state, ["export", "--out", bundle]).status == 0)
-        #expect(try CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicFile]).status == 0)
+        #expect(try await CLIHarness.auditctl(state, ["export", "--out", bundle]).status == 0)
+        #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicFile]).status == 0)
         let elsewhere = directory.path + "/empty-state"
-        let offline = try CLIHarness.auditctl(elsewhere, ["verify", "--bundle", bundle, "--public-key", publicFile])
+        let offline = try await CLIHarness.auditctl(
+            elsewhere,
+            ["verify", "--bundle", bundle, "--public-key", publicFile]
+        )
         #expect(offline.status == 0, "\(offline.stdout) \(offline.stderr)")
 
         let ranged = directory.path + "/range.jsonl"
-        #expect(try CLIHarness.auditctl(state, ["export", "--out", ranged, "--from", "2", "--to", "3"]).status == 0)
         #expect(
-            try CLIHarness.auditctl(elsewhere, ["verify", "--bundle", ranged, "--public-key", publicFile]).status == 0
+            try await CLIHarness.auditctl(state, ["export", "--out", ranged, "--from", "2", "--to", "3"]).status == 0
+        )
+        #expect(
+            try await CLIHarness.auditctl(elsewhere, ["verify", "--bundle", ranged, "--public-key", publicFile]).status
+                == 0
         )
 
         var lines = try String(contentsOfFile: bundle, encoding: .utf8).split(separator: "\n").map(String.init)
         lines.remove(at: 3)  // drop the entry line of seq 2
         let cut = directory.path + "/cut.jsonl"
         try (lines.joined(separator: "\n") + "\n").write(toFile: cut, atomically: true, encoding: .utf8)
-        let tampered = try CLIHarness.auditctl(
+        let tampered = try await CLIHarness.auditctl(
             elsewhere,
             ["verify", "--bundle", cut, "--public-key", publicFile, "--json"]
         )
@@ -229,9 +238,9 @@ struct AuditCtlCommandTests {
 
         let stranger = directory.path + "/stranger.json"
         let other = directory.path + "/other"
-        #expect(try CLIHarness.auditctl(other, ["init"]).status == 0)
-        #expect(try CLIHarness.auditctl(other, ["keys", "export-public", "--out", stranger]).status == 0)
-        let wrongKey = try CLIHarness.auditctl(
+        #expect(try await CLIHarness.auditctl(other, ["init"]).status == 0)
+        #expect(try await CLIHarness.auditctl(other, ["keys", "export-public", "--out", stranger]).status == 0)
+        let wrongKey = try await CLIHarness.auditctl(
             elsewhere,
             ["verify", "--bundle", bundle, "--public-key", stranger, "--json"]
         )

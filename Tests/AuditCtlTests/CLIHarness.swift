@@ -19,6 +19,15 @@ enum CLIHarness {
 
     static func path(_ product: String) -> String { productsDirectory + "/" + product }
 
+    /// Runs `body` on a thread of its own and waits for it without holding a Swift concurrency thread: the test
+    /// process shares its few pool threads (as many as cores) with the in-process agents and collectors of other
+    /// suites, which stop answering while tests block those threads on child processes.
+    static func offPool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Swift.Result { try body() }) }.start()
+        }
+    }
+
     /// Runs a product to completion (killed after `timeout` seconds) and collects its output.
     @discardableResult
     static func run(
@@ -27,6 +36,18 @@ enum CLIHarness {
         stdin: String? = nil,
         environment: [String: String] = [:],
         timeout: TimeInterval = 120
+    ) async throws -> Result {
+        try await offPool {
+            try runBlocking(product, arguments, stdin: stdin, environment: environment, timeout: timeout)
+        }
+    }
+
+    private static func runBlocking(
+        _ product: String,
+        _ arguments: [String],
+        stdin: String?,
+        environment: [String: String],
+        timeout: TimeInterval
     ) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path(product))
@@ -61,8 +82,8 @@ enum CLIHarness {
 
     /// `auditctl` with `--state-dir` appended.
     @discardableResult
-    static func auditctl(_ state: String, _ arguments: [String], stdin: String? = nil) throws -> Result {
-        try run("auditctl", arguments + ["--state-dir", state], stdin: stdin)
+    static func auditctl(_ state: String, _ arguments: [String], stdin: String? = nil) async throws -> Result {
+        try await run("auditctl", arguments + ["--state-dir", state], stdin: stdin)
     }
 
     /// Opens the log of a state directory in-process.
@@ -75,15 +96,21 @@ enum CLIHarness {
     }
 
     /// Verifies a state directory's log in-process with its own keys and data keys.
-    static func verify(_ state: String) throws -> VerificationReport {
-        let log = try openLog(state)
-        var options = ChainVerifier.Options(trustedKeys: try log.keys.allSigningKeys().map(\.publicKey))
-        options.dataKeys = try log.keys.allDataKeys()
-        return try log.storage.verify(options: options)
+    static func verify(_ state: String) async throws -> VerificationReport {
+        try await offPool {
+            let log = try openLog(state)
+            var options = ChainVerifier.Options(trustedKeys: try log.keys.allSigningKeys().map(\.publicKey))
+            options.dataKeys = try log.keys.allDataKeys()
+            return try log.storage.verify(options: options)
+        }
     }
 
     /// The idempotency keys of every event in the log, with their sequence numbers.
-    static func idempotencyKeys(_ state: String) throws -> [String: UInt64] {
+    static func idempotencyKeys(_ state: String) async throws -> [String: UInt64] {
+        try await offPool { try idempotencyKeysBlocking(state) }
+    }
+
+    private static func idempotencyKeysBlocking(_ state: String) throws -> [String: UInt64] {
         let log = try openLog(state)
         let keys = try log.keys.dataKeysById()
         var found: [String: UInt64] = [:]

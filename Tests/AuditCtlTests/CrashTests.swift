@@ -35,8 +35,12 @@ struct CrashTests {
 
         func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }
 
-        /// Waits for exit (bounded) and returns the acknowledged (seq, key) pairs.
-        func acknowledged(timeout: TimeInterval = 120) -> [(UInt64, String)] {
+        /// Waits for exit (bounded, on a thread of its own) and returns the acknowledged (seq, key) pairs.
+        func acknowledged(timeout: TimeInterval = 120) async throws -> [(UInt64, String)] {
+            try await CLIHarness.offPool { self.waitForAcknowledged(timeout: timeout) }
+        }
+
+        private func waitForAcknowledged(timeout: TimeInterval) -> [(UInt64, String)] {
             _ = done.wait(timeout: .now() + timeout)
             process.waitUntilExit()
             let text = lock.withLock { String(decoding: output, as: UTF8.self) }
@@ -55,40 +59,40 @@ struct CrashTests {
     static let rounds = ProcessInfo.processInfo.environment["AUDIT_CRASH_ROUNDS"].flatMap(Int.init) ?? 20
 
     @Test("SIGKILL at random instants loses no acknowledged event and leaves a log that verifies (20+ rounds)")
-    func killedAppender() throws {
+    func killedAppender() async throws {
         let directory = try TemporaryDirectory()
         let state = directory.path + "/state"
-        #expect(try CLIHarness.auditctl(state, ["init"]).status == 0)
+        #expect(try await CLIHarness.auditctl(state, ["init"]).status == 0)
         var generator = SystemRandomNumberGenerator()
         var acknowledged: [String: UInt64] = [:]
         for round in 0..<max(20, Self.rounds) {
             let child = try Child(state: state, label: "r\(round)", count: 0, writers: 4)
-            usleep(UInt32.random(in: 20_000...300_000, using: &generator))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...300, using: &generator)))
             child.kill()
-            for (seq, key) in child.acknowledged() { acknowledged[key] = seq }
-            let report = try CLIHarness.verify(state)
+            for (seq, key) in try await child.acknowledged() { acknowledged[key] = seq }
+            let report = try await CLIHarness.verify(state)
             #expect(report.isClean, "round \(round): \(report.problems)")
         }
-        let stored = try CLIHarness.idempotencyKeys(state)
+        let stored = try await CLIHarness.idempotencyKeys(state)
         let lost = acknowledged.filter { stored[$0.key] != $0.value }
         #expect(lost.isEmpty, "acknowledged but missing: \(lost.prefix(5))")
         #expect(acknowledged.count > 20, "the child acknowledged too few events to test anything")
     }
 
     @Test("two processes appending concurrently produce one valid chain with all events")
-    func twoProcesses() throws {
+    func twoProcesses() async throws {
         let directory = try TemporaryDirectory()
         let state = directory.path + "/state"
-        #expect(try CLIHarness.auditctl(state, ["init"]).status == 0)
+        #expect(try await CLIHarness.auditctl(state, ["init"]).status == 0)
         let first = try Child(state: state, label: "a", count: 150, writers: 2)
         let second = try Child(state: state, label: "b", count: 150, writers: 2)
-        let acks = first.acknowledged() + second.acknowledged()
+        let acks = try await first.acknowledged() + second.acknowledged()
         #expect(first.process.terminationStatus == 0 && second.process.terminationStatus == 0)
         #expect(acks.count == 600)
         #expect(Set(acks.map(\.0)).count == 600, "a sequence number was handed out twice")
-        let report = try CLIHarness.verify(state)
+        let report = try await CLIHarness.verify(state)
         #expect(report.isClean, "\(report.problems)")
-        let stored = try CLIHarness.idempotencyKeys(state)
+        let stored = try await CLIHarness.idempotencyKeys(state)
         #expect(acks.allSatisfy { stored[$0.1] == $0.0 })
         #expect(stored.count == 600)
     }

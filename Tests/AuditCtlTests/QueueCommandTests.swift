@@ -9,13 +9,13 @@ struct QueueCommandTests {
     let directory: TemporaryDirectory
     let state: String
 
-    init() throws {
+    init() async throws {
         directory = try TemporaryDirectory()
         state = directory.path + "/state"
-        let initialized = try CLIHarness.auditctl(state, ["init", "--device-id", "phone-1"])
+        let initialized = try await CLIHarness.auditctl(state, ["init", "--device-id", "phone-1"])
         #expect(initialized.status == 0, "\(initialized.stderr)")
         for user in ["alice", "bob", "carol"] {
-            let emitted = try CLIHarness.auditctl(
+            let emitted = try await CLIHarness.auditctl(
                 state,
                 ["emit", "--type", "BIOMETRIC_REVOKED_SYSTEM_CHANGE", "--user", user, "--device", "phone-1"]
             )
@@ -38,10 +38,10 @@ struct QueueCommandTests {
     @Test("queue status: pending, dlq, dropped, health, lastSuccess, as text and JSON")
     func status() async throws {
         try await deadLetter()
-        let text = try CLIHarness.auditctl(state, ["queue", "status"])
+        let text = try await CLIHarness.auditctl(state, ["queue", "status"])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("pending: 2") && text.stdout.contains("dlq: 2"))
-        let json = try CLIHarness.auditctl(state, ["queue", "status", "--json"])
+        let json = try await CLIHarness.auditctl(state, ["queue", "status", "--json"])
         let members = try #require(try JSONValue(parsing: Array(json.stdout.utf8)).objectValue)
         #expect(members["pending"] == .integer(2) && members["dlq"] == .integer(2))
         #expect(members["dropped"] == .object([:]) && members["health"] == .string("unknown"))
@@ -51,7 +51,7 @@ struct QueueCommandTests {
     @Test("dlq list, replay and purge; purge seals an accounted-removal record and counts as dropped")
     func dlqLifecycle() async throws {
         try await deadLetter()
-        let list = try CLIHarness.auditctl(state, ["dlq", "list", "--json"])
+        let list = try await CLIHarness.auditctl(state, ["dlq", "list", "--json"])
         #expect(list.status == 0, "\(list.stderr)")
         guard case .array(let items) = try JSONValue(parsing: Array(list.stdout.utf8)) else {
             Issue.record("dlq list --json is not an array")
@@ -60,15 +60,15 @@ struct QueueCommandTests {
         #expect(items.compactMap { $0.objectValue?["seq"] } == [.integer(1), .integer(2)])
         #expect(list.stdout.contains("bad signature"))
 
-        let replay = try CLIHarness.auditctl(state, ["dlq", "replay", "--seq", "1"])
+        let replay = try await CLIHarness.auditctl(state, ["dlq", "replay", "--seq", "1"])
         #expect(replay.status == 0 && replay.stdout.contains("moved 1"), "\(replay.stderr)")
 
-        let purge = try CLIHarness.auditctl(state, ["dlq", "purge", "--all", "--reason", "operator: known bad"])
+        let purge = try await CLIHarness.auditctl(state, ["dlq", "purge", "--all", "--reason", "operator: known bad"])
         #expect(purge.status == 0 && purge.stdout.contains("purged 1"), "\(purge.stderr)")
         let status = try DeliveryStatus.read(try CLIHarness.openLog(state).storage)
         #expect(status.dlq == 0 && status.dropped == ["purged": 1])
         // The record is in the chain, says what left and why, and the log still verifies.
-        let report = try CLIHarness.verify(state)
+        let report = try await CLIHarness.verify(state)
         #expect(report.isClean, "\(report.problems)")
         let record = try #require(report.accounted.first)
         #expect(record.removal.reason == "purged" && record.removal.firstSeq == 2 && record.removal.count == 1)
@@ -78,10 +78,10 @@ struct QueueCommandTests {
     @Test("dlq commands refuse entries that are not in the DLQ, and a missing selection, with exit 2")
     func dlqErrors() async throws {
         try await deadLetter()
-        let notThere = try CLIHarness.auditctl(state, ["dlq", "purge", "--seq", "3", "--reason", "x"])
+        let notThere = try await CLIHarness.auditctl(state, ["dlq", "purge", "--seq", "3", "--reason", "x"])
         #expect(notThere.status == 2 && notThere.stderr.contains("not in the DLQ: seq 3"))
-        #expect(try CLIHarness.auditctl(state, ["dlq", "replay"]).status == 2)
-        #expect(try CLIHarness.auditctl(state, ["dlq", "purge", "--all"]).status == 2)
+        #expect(try await CLIHarness.auditctl(state, ["dlq", "replay"]).status == 2)
+        #expect(try await CLIHarness.auditctl(state, ["dlq", "purge", "--all"]).status == 2)
         #expect(try DeliveryStatus.read(try CLIHarness.openLog(state).storage).dlq == 2)
     }
 }

@@ -9,15 +9,16 @@ struct SQLiteTamperTests {
     let directory: TemporaryDirectory
     let state: String
 
-    init() throws {
+    init() async throws {
         directory = try TemporaryDirectory()
         state = directory.path + "/state"
-        #expect(try CLIHarness.auditctl(state, ["init"]).status == 0)
+        #expect(try await CLIHarness.auditctl(state, ["init"]).status == 0)
         let lines = (1...6).map {
             #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"user","deviceId":"d","attributes":{"unlockDurationMs":\#(100 + $0)}}"#
         }
         #expect(
-            try CLIHarness.auditctl(state, ["emit", "--json", "-"], stdin: lines.joined(separator: "\n")).status == 0
+            try await CLIHarness.auditctl(state, ["emit", "--json", "-"], stdin: lines.joined(separator: "\n")).status
+                == 0
         )
     }
 
@@ -35,8 +36,8 @@ struct SQLiteTamperTests {
     }
 
     /// `auditctl verify --json` → (exit status, ["seq:kind"]).
-    func verify(_ extra: [String] = []) throws -> (Int32, [String]) {
-        let result = try CLIHarness.auditctl(state, ["verify", "--json"] + extra)
+    func verify(_ extra: [String] = []) async throws -> (Int32, [String]) {
+        let result = try await CLIHarness.auditctl(state, ["verify", "--json"] + extra)
         guard case .array(let problems) = try JSONValue(parsing: Array(result.stdout.utf8)) else {
             return (result.status, [])
         }
@@ -50,26 +51,26 @@ struct SQLiteTamperTests {
     }
 
     @Test("one changed byte of a sealed payload is reported at its entry")
-    func changedPayloadByte() throws {
+    func changedPayloadByte() async throws {
         try edit { db in
             var entry = try bytes(db, 3)
             entry[160] ^= 0x20
             try store(db, 3, entry)
         }
-        let (status, findings) = try verify()
+        let (status, findings) = try await verify()
         #expect(status == 1)
         #expect(findings == ["3:payloadModified"])
-        #expect(try verify(["--fast"]).1 == ["3:payloadModified"])
+        #expect(try await verify(["--fast"]).1 == ["3:payloadModified"])
     }
 
     @Test("a deleted row is reported missing")
-    func deletedRow() throws {
+    func deletedRow() async throws {
         try edit { try $0.execute(sql: "DELETE FROM entries WHERE seq = 4") }
-        #expect(try verify() == (1, ["4:missing"]))
+        #expect(try await verify() == (1, ["4:missing"]))
     }
 
     @Test("two rows with swapped payloads are both reported")
-    func swappedPayloads() throws {
+    func swappedPayloads() async throws {
         try edit { db in
             var two = try bytes(db, 2)
             var five = try bytes(db, 5)
@@ -81,29 +82,29 @@ struct SQLiteTamperTests {
             try store(db, 2, two)
             try store(db, 5, five)
         }
-        #expect(try verify() == (1, ["2:payloadModified", "5:payloadModified"]))
+        #expect(try await verify() == (1, ["2:payloadModified", "5:payloadModified"]))
     }
 
     @Test("two swapped rows are reported as reordered")
-    func swappedRows() throws {
+    func swappedRows() async throws {
         try edit { db in
             let two = try bytes(db, 2)
             let three = try bytes(db, 3)
             try store(db, 2, three)
             try store(db, 3, two)
         }
-        let (status, findings) = try verify()
+        let (status, findings) = try await verify()
         #expect(status == 1)
         #expect(findings.contains("2:reordered"))
     }
 
     @Test("newest rows deleted are reported truncated when a checkpoint is supplied")
-    func truncatedTail() throws {
+    func truncatedTail() async throws {
         let checkpoint = directory.path + "/checkpoint.json"
-        #expect(try CLIHarness.auditctl(state, ["checkpoint", "--out", checkpoint]).status == 0)
+        #expect(try await CLIHarness.auditctl(state, ["checkpoint", "--out", checkpoint]).status == 0)
         try edit { try $0.execute(sql: "DELETE FROM entries WHERE seq >= 5") }
-        #expect(try verify() == (0, []))
-        let (status, findings) = try verify(["--checkpoint", checkpoint])
+        #expect(try await verify() == (0, []))
+        let (status, findings) = try await verify(["--checkpoint", checkpoint])
         #expect(status == 1)
         #expect(findings == ["5:truncated"])
     }

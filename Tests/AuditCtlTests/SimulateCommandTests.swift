@@ -13,24 +13,24 @@ struct SimulateCommandTests {
     }
 
     /// A new initialized state directory.
-    func initializedState(_ name: String) throws -> String {
+    func initializedState(_ name: String) async throws -> String {
         let state = directory.path + "/" + name
-        let result = try CLIHarness.auditctl(state, ["init", "--device-id", "sim-host"])
+        let result = try await CLIHarness.auditctl(state, ["init", "--device-id", "sim-host"])
         try #require(result.status == 0, "\(result.stderr)")
         return state
     }
 
     /// `simulate ... --json`, parsed.
-    func simulate(_ state: String, _ arguments: [String]) throws -> [String: JSONValue] {
-        let result = try CLIHarness.auditctl(state, ["simulate"] + arguments + ["--json"])
+    func simulate(_ state: String, _ arguments: [String]) async throws -> [String: JSONValue] {
+        let result = try await CLIHarness.auditctl(state, ["simulate"] + arguments + ["--json"])
         try #require(result.status == 0, "\(result.stderr)")
         return try #require(try JSONValue(parsing: Array(result.stdout.utf8)).objectValue)
     }
 
     /// The log's event entries without the members that differ between two logs of the same events (sealing
     /// time, hashes, key ids, sizes): sequence number, kind and the whole decrypted event.
-    func loggedEvents(_ state: String) throws -> [JSONValue] {
-        let result = try CLIHarness.auditctl(state, ["log", "--decrypt", "--json"])
+    func loggedEvents(_ state: String) async throws -> [JSONValue] {
+        let result = try await CLIHarness.auditctl(state, ["log", "--decrypt", "--json"])
         try #require(result.status == 0, "\(result.stderr)")
         guard case .array(let rows) = try JSONValue(parsing: Array(result.stdout.utf8)) else {
             Issue.record("log --json is not an array")
@@ -46,12 +46,12 @@ struct SimulateCommandTests {
     }
 
     @Test("the same seed in two logs: equal counts and the same events, in order; both verify")
-    func sameSeedSameEvents() throws {
-        let first = try initializedState("a")
-        let second = try initializedState("b")
+    func sameSeedSameEvents() async throws {
+        let first = try await initializedState("a")
+        let second = try await initializedState("b")
         let arguments = ["--users", "2", "--sessions", "10", "--seed", "7"]
-        let firstReport = try simulate(first, arguments)
-        let secondReport = try simulate(second, arguments)
+        let firstReport = try await simulate(first, arguments)
+        let secondReport = try await simulate(second, arguments)
         #expect(firstReport == secondReport)
         #expect(firstReport["seed"] == .integer(7))
         #expect(firstReport["users"] == .integer(2))
@@ -63,8 +63,8 @@ struct SimulateCommandTests {
         #expect(total > 0)
         #expect(firstReport["total"] == .integer(total))
 
-        let firstEvents = try loggedEvents(first)
-        let secondEvents = try loggedEvents(second)
+        let firstEvents = try await loggedEvents(first)
+        let secondEvents = try await loggedEvents(second)
         #expect(firstEvents.count == Int(total))
         #expect(firstEvents == secondEvents)
         var logged: [String: Int64] = [:]
@@ -74,21 +74,24 @@ struct SimulateCommandTests {
         #expect(logged == counts.compactMapValues(\.integerValue))
 
         for state in [first, second] {
-            let verified = try CLIHarness.auditctl(state, ["verify", "--decrypt"])
+            let verified = try await CLIHarness.auditctl(state, ["verify", "--decrypt"])
             #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
         }
 
-        let third = try initializedState("c")
-        _ = try simulate(third, ["--users", "2", "--sessions", "10", "--seed", "8"])
-        let otherEvents = try loggedEvents(third)
+        let third = try await initializedState("c")
+        _ = try await simulate(third, ["--users", "2", "--sessions", "10", "--seed", "8"])
+        let otherEvents = try await loggedEvents(third)
         #expect(!otherEvents.isEmpty)
         #expect(otherEvents != firstEvents)
     }
 
     @Test("human output: one line per type and a total; events appended in batches of 256, not one by one")
-    func humanOutputAndBatches() throws {
-        let state = try initializedState("h")
-        let result = try CLIHarness.auditctl(state, ["simulate", "--users", "4", "--sessions", "80", "--seed", "3"])
+    func humanOutputAndBatches() async throws {
+        let state = try await initializedState("h")
+        let result = try await CLIHarness.auditctl(
+            state,
+            ["simulate", "--users", "4", "--sessions", "80", "--seed", "3"]
+        )
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         try #require(lines.count >= 3, "\(result.stdout)")
@@ -119,20 +122,20 @@ struct SimulateCommandTests {
     }
 
     @Test("options out of range exit 2 and append nothing")
-    func invalidOptions() throws {
-        let state = try initializedState("v")
+    func invalidOptions() async throws {
+        let state = try await initializedState("v")
         let invalid = [
             ["--users", "0"], ["--users", "10001"], ["--sessions", "0"], ["--sessions", "100001"],
             ["--seed", "9007199254740992"], ["--users", "-1"],
         ]
         for arguments in invalid {
-            let result = try CLIHarness.auditctl(state, ["simulate"] + arguments)
+            let result = try await CLIHarness.auditctl(state, ["simulate"] + arguments)
             #expect(result.status == 2, "\(arguments): \(result.stdout) \(result.stderr)")
             #expect(result.stderr.contains(arguments[0]), "\(arguments): \(result.stderr)")
         }
-        #expect(try loggedEvents(state).isEmpty)
+        #expect(try await loggedEvents(state).isEmpty)
 
-        let missing = try CLIHarness.auditctl(directory.path + "/none", ["simulate"])
+        let missing = try await CLIHarness.auditctl(directory.path + "/none", ["simulate"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("auditctl init"))
     }
