@@ -4,6 +4,9 @@ public import GRDB
 /// processes take turns, and `synchronous = FULL`, which GRDB resets to NORMAL when it enables WAL
 /// (../shared/MEASURED.md): without it an acknowledged commit could be lost on power loss.
 public enum DurableDatabase {
+    /// Bytes of WAL kept on disk after it starts again (SQLite's `journal_size_limit`): 16 MiB.
+    public static let walSizeLimit = 16 << 20
+
     /// Opens (creating if needed) the database at `path` and runs `migrate` in one `BEGIN IMMEDIATE` transaction.
     /// - Throws: ``LogStoreError`` if SQLite will not run with `synchronous = FULL`; GRDB's or `migrate`'s errors.
     public static func open(
@@ -20,6 +23,10 @@ public enum DurableDatabase {
             // The writer's page cache: 16 MiB instead of SQLite's 2 MiB, so a large append keeps the pages it is
             // filling instead of writing them out and reading them back before its commit.
             try db.execute(sql: "PRAGMA cache_size = -16384")
+            // The WAL is reused from its start once checkpointed, and keeps the size of the largest transaction it
+            // ever held: a bulk import would leave a WAL of its size on disk for good. Past this limit, the first
+            // commit after the WAL starts again cuts it back (ordinary cycles stay near 1 000 pages, 4 MiB).
+            try db.execute(sql: "PRAGMA journal_size_limit = \(walSizeLimit)")
             guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == 2 else {
                 throw LogStoreError(.storage, "SQLite refused synchronous = FULL")
             }

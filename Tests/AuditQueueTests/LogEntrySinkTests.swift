@@ -231,21 +231,12 @@ struct BackgroundCheckpointerTests {
         let storage = try SQLiteLogStorage(path: path)
         storage.checkpointer.stop()
         #expect(storage.checkpointer.waitUntilStopped(seconds: 10))
-        try storage.pool.writeWithoutTransaction { db in
-            try db.execute(sql: "CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)")
-        }
+        try Self.createFiller(storage)
         let before = try Self.wal(of: path).restarts
         // About 1 000 pages a commit: the WAL passes the fallback threshold (8 192 pages) during the ninth.
         var commits = 0
         while commits < 12 {
-            try storage.pool.writeWithoutTransaction { db in
-                try db.execute(
-                    sql: """
-                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
-                        INSERT INTO filler (data) SELECT randomblob(4000) FROM n
-                        """
-                )
-            }
+            try Self.fill(storage, rows: 1000)
             commits += 1
             if try Self.wal(of: path).restarts != before { break }
         }
@@ -266,31 +257,61 @@ struct BackgroundCheckpointerTests {
         // A thread that takes no wake-up: whatever is copied, the writer copied.
         storage.checkpointer.stop()
         #expect(storage.checkpointer.waitUntilStopped(seconds: 10))
-        func commit(rows: Int) throws {
-            try storage.pool.writeWithoutTransaction { db in
-                try db.execute(
-                    sql: """
-                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-                        INSERT INTO filler (data) SELECT randomblob(4000) FROM n
-                        """,
-                    arguments: [rows]
-                )
-            }
-        }
-        try storage.pool.writeWithoutTransaction { db in
-            try db.execute(sql: "CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)")
-        }
+        try Self.createFiller(storage)
         let before = try Self.wal(of: path).restarts
         // One commit of about 9 000 pages: a bulk import. Its commit queues a wake-up and returns.
-        try commit(rows: 9000)
+        try Self.fill(storage, rows: 9000)
         #expect(try Self.wal(of: path).bytes >= Int(BackgroundCheckpointer.fallbackPages) * Self.frameBytes)
         // Had it copied the WAL, this commit would start the WAL again. Instead this commit finds the wake-up still
         // pending (the thread fell behind) and copies.
-        try commit(rows: 1)
+        try Self.fill(storage, rows: 1)
         #expect(try Self.wal(of: path).restarts == before)
-        try commit(rows: 1)
+        try Self.fill(storage, rows: 1)
         #expect(try Self.wal(of: path).restarts != before)
         #expect(storage.checkpointer.completedCheckpoints == 0)
+    }
+
+    @Test("once a bulk import is copied, the first commit of the restarted WAL cuts the file back to the size limit")
+    func walCutBack() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let storage = try SQLiteLogStorage(path: path)
+        try Self.createFiller(storage)
+        let before = try Self.wal(of: path).restarts
+        // About 9 000 pages (36 MiB): more than the limit.
+        try Self.fill(storage, rows: 9000)
+        #expect(try Self.wal(of: path).bytes > DurableDatabase.walSizeLimit)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while storage.checkpointer.completedCheckpoints == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(storage.checkpointer.completedCheckpoints >= 1, "the thread did not copy the import within 60 s")
+        try Self.fill(storage, rows: 1)
+        let wal = try Self.wal(of: path)
+        #expect(wal.restarts != before)
+        #expect(wal.bytes <= DurableDatabase.walSizeLimit)
+        // The log's own data is all there.
+        let rows = try await storage.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM filler") }
+        #expect(rows == 9001)
+    }
+
+    static func createFiller(_ storage: SQLiteLogStorage) throws {
+        try storage.pool.writeWithoutTransaction { db in
+            try db.execute(sql: "CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)")
+        }
+    }
+
+    /// One commit of `rows` rows of 4 000 random bytes: about one WAL page each.
+    static func fill(_ storage: SQLiteLogStorage, rows: Int) throws {
+        try storage.pool.writeWithoutTransaction { db in
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                    INSERT INTO filler (data) SELECT randomblob(4000) FROM n
+                    """,
+                arguments: [rows]
+            )
+        }
     }
 
     @Test("a stopped checkpointer's thread ends and closes its connection")
