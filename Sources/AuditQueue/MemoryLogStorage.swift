@@ -40,16 +40,29 @@ public final class MemoryLogStorage: LogStorage {
         }
     }
 
-    /// Writes into the copy of the state a transaction builds.
+    /// Collects what a transaction writes; the storage applies it to its state only when the transaction succeeds
+    /// (a copy of the whole state per transaction would make a long run of appends quadratic).
     private final class Sink: LogEntrySink {
-        var state: State
+        var entries: [SealedEntry] = []
+        var priorities: [DeliveryPriority] = []
+        var expected: UInt64
         var open = true
 
-        init(_ state: State) { self.state = state }
+        init(after head: ChainHead?) { expected = head.map { $0.seq + 1 } ?? 0 }
 
-        func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws {
+        func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
             guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
-            try state.write(entries, priorities: priorities)
+            guard written.count == priorities.count else {
+                throw LogStoreError(.invalidInput, "\(written.count) entries but \(priorities.count) priorities")
+            }
+            for entry in written {
+                guard entry.header.seq == expected else {
+                    throw LogStoreError(.corruptState, "entry \(entry.header.seq) does not continue the head")
+                }
+                expected += 1
+            }
+            entries += written
+            self.priorities += priorities
         }
     }
 
@@ -62,11 +75,13 @@ public final class MemoryLogStorage: LogStorage {
         _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try state.withLock { state in
-            let sink = Sink(state)
+            let sink = Sink(after: state.heads.last)
             defer { sink.open = false }
             let (append, result) = try body(state.snapshot, sink)
-            try sink.state.apply(append)
-            state = sink.state
+            // Checked before anything changes: a failure leaves the state as it was.
+            try sink.write(append.entries, priorities: append.entryPriorities)
+            try state.write(sink.entries, priorities: sink.priorities)
+            state.metadata.merge(append.metadata) { _, new in new }
             return result
         }
     }
