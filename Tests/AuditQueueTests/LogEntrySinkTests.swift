@@ -227,11 +227,7 @@ struct BackgroundCheckpointerTests {
     @Test("with the thread stopped, the writer checkpoints itself at the fallback size and the WAL starts again")
     func fallbackCheckpoint() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path + "/log.sqlite"
-        let storage = try SQLiteLogStorage(path: path)
-        storage.checkpointer.stop()
-        #expect(storage.checkpointer.waitUntilStopped(seconds: 10))
-        try Self.createFiller(storage)
+        let (storage, path) = try Self.fillerStorage(in: directory, threadStopped: true)
         let before = try Self.wal(of: path).restarts
         // About 1 000 pages a commit: the WAL passes the fallback threshold (8 192 pages) during the ninth.
         var commits = 0
@@ -252,12 +248,8 @@ struct BackgroundCheckpointerTests {
     )
     func largeCommitWakesTheThread() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path + "/log.sqlite"
-        let storage = try SQLiteLogStorage(path: path)
         // A thread that takes no wake-up: whatever is copied, the writer copied.
-        storage.checkpointer.stop()
-        #expect(storage.checkpointer.waitUntilStopped(seconds: 10))
-        try Self.createFiller(storage)
+        let (storage, path) = try Self.fillerStorage(in: directory, threadStopped: true)
         let before = try Self.wal(of: path).restarts
         // One commit of about 9 000 pages: a bulk import. Its commit queues a wake-up and returns.
         try Self.fill(storage, rows: 9000)
@@ -274,9 +266,7 @@ struct BackgroundCheckpointerTests {
     @Test("once a bulk import is copied, the first commit of the restarted WAL cuts the file back to the size limit")
     func walCutBack() async throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path + "/log.sqlite"
-        let storage = try SQLiteLogStorage(path: path)
-        try Self.createFiller(storage)
+        let (storage, path) = try Self.fillerStorage(in: directory, threadStopped: false)
         let before = try Self.wal(of: path).restarts
         // About 9 000 pages (36 MiB): more than the limit.
         try Self.fill(storage, rows: 9000)
@@ -295,10 +285,21 @@ struct BackgroundCheckpointerTests {
         #expect(rows == 9001)
     }
 
-    static func createFiller(_ storage: SQLiteLogStorage) throws {
+    /// A storage in `directory` with a table of filler rows, its checkpoint thread stopped if asked, and its path.
+    static func fillerStorage(
+        in directory: TemporaryDirectory,
+        threadStopped: Bool
+    ) throws -> (SQLiteLogStorage, String) {
+        let path = directory.path + "/log.sqlite"
+        let storage = try SQLiteLogStorage(path: path)
+        if threadStopped {
+            storage.checkpointer.stop()
+            #expect(storage.checkpointer.waitUntilStopped(seconds: 10))
+        }
         try storage.pool.writeWithoutTransaction { db in
             try db.execute(sql: "CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)")
         }
+        return (storage, path)
     }
 
     /// One commit of `rows` rows of 4 000 random bytes: about one WAL page each.
