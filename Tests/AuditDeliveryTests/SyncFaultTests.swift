@@ -29,15 +29,18 @@ struct SyncFaultTests {
     func reachabilityProbe() async throws {
         try await SyncFixture.run { fixture in
             let seqs = try await fixture.append(2)
-            let transport = HTTPSyncTransport(backend: fixture.proxy.url, token: nil, timeout: .seconds(1))
+            // Patient where an answer is expected (a loaded machine must not turn it into a timeout), short where
+            // none will come.
+            let patient = HTTPSyncTransport(backend: fixture.proxy.url, token: nil, timeout: .seconds(30))
+            let short = HTTPSyncTransport(backend: fixture.proxy.url, token: nil, timeout: .seconds(1))
             // The collector answers a GET on the events path with an error status: reachable all the same.
-            #expect(await transport.isReachable())
+            #expect(await patient.isReachable())
             try fixture.proxy.set(.refuse)
-            #expect(await transport.isReachable() == false)
+            #expect(await patient.isReachable() == false)
             try fixture.proxy.set(.status(503))
-            #expect(await transport.isReachable())
+            #expect(await patient.isReachable())
             try fixture.proxy.set(.blackhole)
-            #expect(await transport.isReachable() == false)
+            #expect(await short.isReachable() == false)
             // A probe delivers nothing and counts no attempt.
             let table = try fixture.table
             #expect(seqs.allSatisfy { table.items[$0]?.state == .pending && table.items[$0]?.attempts == 0 })
@@ -61,7 +64,8 @@ struct SyncFaultTests {
 
     @Test("a backend that never answers: timeout, outage, then exactly once")
     func timeout() async throws {
-        try await SyncFixture.run { fixture in
+        // A short timeout: the blackhole never answers. Recovery retries cycles, so a timeout there only costs time.
+        try await SyncFixture.run(timeout: .seconds(1)) { fixture in
             try await fixture.append(5)
             try fixture.proxy.set(.blackhole)
             let report = try await fixture.engine.cycle()

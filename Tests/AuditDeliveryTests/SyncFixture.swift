@@ -76,9 +76,13 @@ struct SyncFixture {
     let clocks: SyncTestClocks
 
     /// Runs `body` with a fresh collector, proxy, log and engine; shuts the proxy and collector down after.
+    /// - Parameter timeout: the transport's request timeout. Long by default: a test that expects one cycle to
+    ///   succeed (or to fail with the proxy's answer) must not see a timeout because the suite's other tests keep
+    ///   both cores busy (a CI run failed a one-cycle delivery on a 1 s timeout). Only the test of timeouts sets a
+    ///   short one.
     static func run(
         policy: DeliveryPolicy = .init(),
-        timeout: Duration = .seconds(1),
+        timeout: Duration = .seconds(30),
         _ body: (SyncFixture) async throws -> Void
     ) async throws {
         let directory = CollectorTempDir()
