@@ -1,12 +1,6 @@
 import Dispatch
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Data-parallel helpers for the CPU-bound crypto of sealing and verifying (and the collector's checks).
 public enum Parallel {
     /// Maps `items` with `transform` on up to `parallelism` threads, preserving order.

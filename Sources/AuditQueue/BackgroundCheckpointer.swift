@@ -18,7 +18,8 @@ import Synchronization
 /// commit copies the few frames written since, itself (a `PASSIVE` checkpoint of those frames, in its WAL hook); the
 /// transaction after it starts the WAL again. A checkpoint that readers kept short is retried after ``retryPages``
 /// more pages. If this thread falls behind or fails (a wake-up it has not taken yet when the WAL reaches
-/// ``fallbackPages``), the committing writer checkpoints itself, as SQLite would have: the WAL stays bounded. Checkpoints are crash-safe in SQLite whichever connection runs them.
+/// ``fallbackPages``), the committing writer checkpoints itself, as SQLite would have: the WAL stays bounded.
+/// Checkpoints are crash-safe in SQLite whichever connection runs them.
 final class BackgroundCheckpointer: Sendable {
     /// WAL pages that wake the thread (SQLite's own automatic threshold).
     static let wakePages: Int32 = 1000

@@ -16,17 +16,24 @@ public final class MemoryLogStorage: LogStorage {
             metadata.merge(append.metadata) { _, new in new }
         }
 
-        mutating func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
+        /// Checks that `written` has one priority per entry and continues the chain at `expected`, which it
+        /// advances past them.
+        static func check(_ written: [SealedEntry], priorities: [DeliveryPriority], from expected: inout UInt64) throws
+        {
             guard written.count == priorities.count else {
                 throw LogStoreError(.invalidInput, "\(written.count) entries but \(priorities.count) priorities")
             }
-            var expected = heads.last.map { $0.seq + 1 } ?? 0
             for entry in written {
                 guard entry.header.seq == expected else {
                     throw LogStoreError(.corruptState, "entry \(entry.header.seq) does not continue the head")
                 }
                 expected += 1
             }
+        }
+
+        mutating func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
+            var expected = heads.last.map { $0.seq + 1 } ?? 0
+            try Self.check(written, priorities: priorities, from: &expected)
             for (entry, priority) in zip(written, priorities) {
                 entries.append(StoredEntry(seq: entry.header.seq, bytes: entry.serialized))
                 heads.append(ChainHead(logId: entry.header.logId, seq: entry.header.seq, hash: entry.entryHash))
@@ -52,15 +59,9 @@ public final class MemoryLogStorage: LogStorage {
 
         func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
             guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
-            guard written.count == priorities.count else {
-                throw LogStoreError(.invalidInput, "\(written.count) entries but \(priorities.count) priorities")
-            }
-            for entry in written {
-                guard entry.header.seq == expected else {
-                    throw LogStoreError(.corruptState, "entry \(entry.header.seq) does not continue the head")
-                }
-                expected += 1
-            }
+            var next = expected
+            try State.check(written, priorities: priorities, from: &next)
+            expected = next
             entries += written
             self.priorities += priorities
         }
