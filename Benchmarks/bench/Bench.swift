@@ -6,6 +6,10 @@ struct Bench {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
+            if arguments.first == "alloc-probe" {
+                try await AllocProbe.main(Array(arguments.dropFirst()))
+                return
+            }
             if arguments.first == "verify-child" {
                 try VerifyChild.main(Array(arguments.dropFirst()))
                 return

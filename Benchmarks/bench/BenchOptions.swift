@@ -58,8 +58,10 @@ struct BenchOptions: Sendable {
           --verify-entries N   entries of the verified chain (default 1000000)
           -h, --help           this text
 
-        Internal (run by the verify section in a child process, to measure its peak memory alone):
+        Internal (run by the verify section in a child process, to measure its peak memory alone; and by
+        scripts/alloc-count under a malloc counter):
           bench verify-child read|full|fast|decrypt DATABASE KEYS-DIRECTORY PARALLELISM
+          bench alloc-probe COUNT events|append [BATCH]
         """
 
     /// Parses the arguments after the program name.
