@@ -15,21 +15,15 @@ enum AllocProbe {
         }
         let batch = arguments.count > 2 ? Int(arguments[2]) ?? 0 : 1000
         guard batch > 0 else { throw BenchError("alloc-probe: BATCH must be a positive integer") }
-        let events = EventFactory.events(0..<count)
-        guard arguments[1] == "append" else { return }
+        guard arguments[1] == "append" else {
+            _ = EventFactory.events(0..<count)
+            return
+        }
+        // The same events, made batch by batch as they are appended: the difference between the two modes is the
+        // appending alone.
         let folder = NSTemporaryDirectory() + "alloc-probe-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let log = try await AuditLog.create(
-            storage: SQLiteLogStorage(path: folder + "/log.sqlite"),
-            keys: KeyStore(directory: folder + "/keys", credentialsDirectory: nil),
-            deviceId: "device-7d0e5b3a91c4",
-            configuration: EventFactory.configuration()
-        )
-        var start = 0
-        while start < count {
-            _ = try await log.append(Array(events[start..<min(count, start + batch)]))
-            start += batch
-        }
+        _ = try await SyncBench.prefilledLog(folder, name: "log", count: count, batch: batch)
     }
 }

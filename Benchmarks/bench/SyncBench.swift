@@ -30,8 +30,8 @@ enum SyncBench {
         try await drain(folder: folder, summary: summary)
     }
 
-    /// A log with `count` pending events, appended in batches of 1000.
-    static func prefilledLog(_ folder: String, name: String, count: Int) async throws -> AuditLog {
+    /// A log with `count` pending events, appended in calls of `batch`.
+    static func prefilledLog(_ folder: String, name: String, count: Int, batch: Int = 1000) async throws -> AuditLog {
         let log = try await AuditLog.create(
             storage: SQLiteLogStorage(path: folder + "/\(name).sqlite"),
             keys: KeyStore(directory: folder + "/\(name)-keys", credentialsDirectory: nil),
@@ -40,7 +40,7 @@ enum SyncBench {
         )
         var start = 0
         while start < count {
-            let end = min(count, start + 1000)
+            let end = min(count, start + batch)
             _ = try await log.append(EventFactory.events(start..<end))
             start = end
         }
