@@ -91,8 +91,8 @@ extension Parallel {
         let items = ResultSlots<Item>(count: count)
         let outputs = ResultSlots<Output>(count: count)
         let transformed = (0..<chunks).map { _ in DispatchSemaphore(value: 0) }
+        // Signalled once each chunk is produced (or the run stops): a helper that took a chunk waits for it.
         let published = (0..<chunks).map { _ in DispatchSemaphore(value: 0) }
-        let produced = Atomic<Int>(0)
         let stopped = Atomic<Bool>(false)
         let next = Atomic<Int>(0)
         func transformChunk(_ index: Int) {
@@ -103,8 +103,8 @@ extension Parallel {
             while true {
                 let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
                 guard index < chunks else { return }
-                // A helper ahead of the producer sleeps until its chunk is published (or the run stops).
-                if produced.load(ordering: .acquiring) <= index { published[index].wait() }
+                // Returns at once for a published chunk; a helper ahead of the producer sleeps until it is.
+                published[index].wait()
                 if stopped.load(ordering: .acquiring) { return }
                 transformChunk(index)
             }
@@ -124,7 +124,6 @@ extension Parallel {
                         guard let item = produce(position) else { return false }
                         items.store(consume item, at: position)
                     }
-                    produced.store(producedChunks + 1, ordering: .releasing)
                     published[producedChunks].signal()
                     producedChunks += 1
                 } else if transformed[consumed].wait(timeout: .now()) == .success {

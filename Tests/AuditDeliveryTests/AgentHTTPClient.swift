@@ -6,7 +6,7 @@ import Glibc
 
 /// A tiny blocking HTTP/1.1 client over POSIX sockets (unix or loopback TCP), run on a thread of its own so it never
 /// blocks the concurrency pool. One request per connection (`Connection: close`), 30 s socket timeouts (the agent
-/// answers on the test process's concurrency pool, which other tests' blocking work can hold for seconds).
+/// answers on the test process's concurrency pool, shared with the suite's other tests, which keep both cores busy).
 struct AgentHTTPClient: Sendable {
     enum Target: Sendable {
         case unix(String)

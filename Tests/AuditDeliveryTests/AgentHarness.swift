@@ -66,8 +66,8 @@ enum AgentHarness {
         let agent = try await Agent(configuration: configuration, logger: logger)
         let task = Task { try await agent.run() }
         do {
-            // Generous: the suite's blocking tests (child processes, CLI runs) share this process's concurrency pool
-            // with the agent, and can hold it for tens of seconds on 2 cores.
+            // Generous: the suite's other tests, run in parallel in this process, keep both cores busy and share its
+            // concurrency pool with the agent.
             let endpoints = try await agent.waitUntilListening(timeout: .seconds(90))
             let result = try await body(agent, endpoints)
             await agent.shutdown()

@@ -199,8 +199,8 @@ import Glibc
         let error = await #expect(throws: AgentError.self) {
             _ = try await agent.waitUntilListening(timeout: .seconds(180))
         }
-        // Well under the timeout (the message below tells the two apart too): other tests' blocking work can hold the
-        // test process's concurrency pool for tens of seconds on 2 cores.
+        // Well under the timeout (the message below tells the two apart too): the suite's other tests, run in
+        // parallel, keep both cores busy and share the test process's concurrency pool.
         #expect(ContinuousClock.now - start < .seconds(120), "it waited for the timeout instead of the failure")
         #expect(error?.code == .cannotListen)
         #expect(

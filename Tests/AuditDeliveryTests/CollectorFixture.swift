@@ -149,8 +149,8 @@ struct CollectorClient: Sendable {
     {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
-        // Generous: the collector answers on the test process's concurrency pool, which the suite's blocking tests
-        // can hold for tens of seconds on 2 cores.
+        // Generous: the collector answers on the test process's concurrency pool, shared with the suite's other
+        // tests, which run in parallel and keep both cores busy.
         request.timeoutInterval = 90
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
