@@ -63,6 +63,19 @@ enum BreakdownBench {
         let sign = try perItem(count) { for _ in 0..<count { _ = try privateKey.signature(for: message) } }
         row("  of which sign", sign, "Ed25519 sign, same key, timed right after (primitive)")
         row("  of which the rest", (sealOne.seconds - sign.seconds, .nan), "JSON, AES-GCM, 2× SHA-256, header, copies")
+        let plaintext = events[0].canonicalPayload
+        let headerBytes = Array(sealed[0].serialized.prefix(FormatConstants.headerSize))
+        row(
+            "    of which AES-GCM",
+            try perItem(count) {
+                for index in 0..<count {
+                    let nonce = try AES.GCM.Nonce(data: EventFactory.nonce(index))
+                    let box = try AES.GCM.seal(plaintext, using: dataKey.key, nonce: nonce, authenticating: headerBytes)
+                    if box.combined == nil { throw BenchError("no combined box") }
+                }
+            },
+            "AES.GCM.seal of \(plaintext.count) B with the \(headerBytes.count)-byte header as associated data (swift-crypto)"
+        )
         let items = events.enumerated().map { (event: $1, nonce: EventFactory.nonce($0)) }
         row(
             "seal batch (\(rates.cores) threads)",

@@ -159,7 +159,7 @@ extension Parallel {
 extension Parallel {
     /// Helper threads: a queue of its own gets threads even when Dispatch's shared pool counts its threads as
     /// busy (`concurrentPerform` called from a database queue then ran every iteration on the caller alone).
-    private static let helpers = DispatchQueue(label: "audit-chain.parallel", attributes: .concurrent)
+    static let helpers = DispatchQueue(label: "audit-chain.parallel", attributes: .concurrent)
 
     /// Runs `helper(0)` ... `helper(helpers - 1)` on helper threads and `caller` on the calling thread; returns (or
     /// throws) what `caller` does once every helper that started has returned too.
@@ -167,15 +167,17 @@ extension Parallel {
     /// A helper that has not started when `caller` returns never runs (its thread may be late because Dispatch's
     /// pool is busy with blocked work): `caller` must be able to finish the work alone, and never waits for a
     /// helper that has not started. So a busy pool slows a batch down but cannot stop it.
+    /// - Parameter queue: where the helpers run (``helpers``; tests hand in a suspended queue).
     static func run<Result, Failure: Error>(
         helpers count: Int,
+        on queue: DispatchQueue = helpers,
         _ helper: (Int) -> Void,
         caller: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try withoutActuallyEscaping(helper) { helper throws(Failure) in
             let box = WorkBox(helper)
             for index in 0..<count {
-                helpers.async { box.run(index) }
+                queue.async { box.run(index) }
             }
             defer { box.close() }
             return try caller()

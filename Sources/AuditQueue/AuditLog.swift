@@ -90,22 +90,34 @@ public final class AuditLog: Sendable {
         try keys.write(data)
         let logId = configuration.randomBytes(FormatConstants.logIdSize)
         let time = configuration.now()
-        try await storage.append { snapshot in
-            guard snapshot.head == nil else {
-                throw LogStoreError(.alreadyInitialized, "an audit log already exists here; it is never overwritten")
+        do {
+            try await storage.append { snapshot in
+                guard snapshot.head == nil else {
+                    throw LogStoreError(
+                        .alreadyInitialized,
+                        "an audit log already exists here (another init got there first); it is never overwritten"
+                    )
+                }
+                let (_, genesis) = ChainSealer.genesis(
+                    logId: logId,
+                    deviceId: deviceId,
+                    signingKey: signing,
+                    dataKey: data,
+                    time: time
+                )
+                let metadata = [
+                    Meta.logId: Hex.encode(logId), Meta.deviceId: deviceId, Meta.signingKeyId: signing.id.hex,
+                    Meta.dataKeyId: data.id.hex, Meta.dataKeySince: "0", Meta.lastCheckpointSeq: "0",
+                ]
+                return (LogAppend(entries: [genesis], metadata: metadata), ())
             }
-            let (_, genesis) = ChainSealer.genesis(
-                logId: logId,
-                deviceId: deviceId,
-                signingKey: signing,
-                dataKey: data,
-                time: time
-            )
-            let metadata = [
-                Meta.logId: Hex.encode(logId), Meta.deviceId: deviceId, Meta.signingKeyId: signing.id.hex,
-                Meta.dataKeyId: data.id.hex, Meta.dataKeySince: "0", Meta.lastCheckpointSeq: "0",
-            ]
-            return (LogAppend(entries: [genesis], metadata: metadata), ())
+        } catch let error as LogStoreError where error.code == .alreadyInitialized {
+            // Another init committed its genesis between the check above and this transaction. The body threw,
+            // so nothing of this call was committed and its two new keys sign and encrypt nothing: remove them,
+            // so the key directory holds only the keys of the log that exists. Any other failure keeps them: a
+            // failed commit is not proof that nothing reached the disk.
+            keys.removeUnused(signing: signing.id, data: data.id)
+            throw error
         }
         return try AuditLog(storage: storage, keys: keys, configuration: configuration)
     }

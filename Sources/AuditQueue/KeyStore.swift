@@ -47,6 +47,16 @@ public struct KeyStore: Sendable {
         try writeKeyFile(Self.dataFileName(key.id), bytes: key.rawRepresentation)
     }
 
+    /// Removes the key files of a signing key and a data key that this process wrote and no log entry names (an
+    /// `init` that lost a race): only from ``directory``, never from the credentials directory. Best effort: a file
+    /// that cannot be removed stays, unused.
+    func removeUnused(signing: KeyID, data: KeyID) {
+        for name in [Self.signingFileName(signing), Self.dataFileName(data)] {
+            _ = unlink(directory + "/" + name)
+        }
+        Self.syncDirectory(directory)
+    }
+
     /// Loads the signing key with this id.
     /// - Throws: ``LogStoreError`` if the file is missing, unsafe, or holds another key.
     public func signingKey(id: KeyID) throws -> SigningKey {

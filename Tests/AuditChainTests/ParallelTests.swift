@@ -1,5 +1,10 @@
+import Dispatch
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @testable import AuditChain
 
@@ -88,5 +93,45 @@ struct ParallelTests {
         #expect(run.consumed.count >= 2500 - 16)
         #expect(run.consumed == (0..<run.consumed.count).map { $0 * 2 })
         #expect(run.produced <= 2500 + Parallel.pipelineWindow + 16)
+    }
+
+    @Test("a helper that starts after the caller finished is turned away; the caller never waits for it")
+    func lateHelperTurnedAway() {
+        // A suspended queue stands for a pool whose threads are all blocked: the helpers cannot start.
+        let queue = DispatchQueue(label: "parallel-tests.late", attributes: .concurrent)
+        queue.suspend()
+        let helperRuns = Atomic<Int>(0)
+        let result = Parallel.run(
+            helpers: 3,
+            on: queue,
+            { _ in _ = helperRuns.wrappingAdd(1, ordering: .relaxed) },
+            caller: { (0..<1000).reduce(0, +) }
+        )
+        #expect(result == 499_500, "the caller finished alone while no helper could start")
+        queue.resume()
+        queue.sync(flags: .barrier) {}  // every late helper has run by now
+        #expect(helperRuns.load(ordering: .relaxed) == 0, "late helpers must not run the body")
+    }
+
+    @Test("helpers that start in time run, and the caller returns only after they finish")
+    func joinedHelpersAreAwaited() {
+        let queue = DispatchQueue(label: "parallel-tests.joined", attributes: .concurrent)
+        let started = DispatchSemaphore(value: 0)
+        let finished = Atomic<Int>(0)
+        Parallel.run(
+            helpers: 2,
+            on: queue,
+            { _ in
+                started.signal()
+                usleep(20_000)
+                _ = finished.wrappingAdd(1, ordering: .relaxed)
+            },
+            caller: {
+                // Wait (bounded) until both helpers have joined, so closing must wait for them.
+                _ = started.wait(timeout: .now() + 10)
+                _ = started.wait(timeout: .now() + 10)
+            }
+        )
+        #expect(finished.load(ordering: .relaxed) == 2)
     }
 }

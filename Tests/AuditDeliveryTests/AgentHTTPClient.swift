@@ -5,8 +5,10 @@ import Glibc
 #endif
 
 /// A tiny blocking HTTP/1.1 client over POSIX sockets (unix or loopback TCP), run on a thread of its own so it never
-/// blocks the concurrency pool. One request per connection (`Connection: close`), 30 s socket timeouts (the agent
-/// answers on the test process's concurrency pool, shared with the suite's other tests, which keep both cores busy).
+/// blocks the concurrency pool. One request per connection (`Connection: close`), 120 s socket timeouts: the agent
+/// answers on the test process's concurrency pool, two threads shared with every other test of the run, and a clean
+/// CI run once kept an answer waiting past an earlier 30 s limit while the bit-flip sweeps and crash tests held both
+/// cores (every test that ran beside it took 85–95 s).
 struct AgentHTTPClient: Sendable {
     enum Target: Sendable {
         case unix(String)
@@ -31,6 +33,9 @@ struct AgentHTTPClient: Sendable {
     }
 
     let target: Target
+
+    /// The send and receive timeout of each socket operation.
+    static let timeoutSeconds = 120
 
     func post(_ path: String, _ body: String) async throws -> Reply {
         try await send("POST", path, body: Array(body.utf8))
@@ -71,6 +76,11 @@ struct AgentHTTPClient: Sendable {
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                throw Failure(
+                    description: "no answer within \(timeoutSeconds) s (\(response.count) bytes of the response so far)"
+                )
+            }
             if count <= 0 { break }
             response += buffer[0..<count]
         }
@@ -84,7 +94,7 @@ struct AgentHTTPClient: Sendable {
         case .tcp: fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         }
         guard fd >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        var timeout = timeval(tv_sec: Int(timeoutSeconds), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let result: Int32

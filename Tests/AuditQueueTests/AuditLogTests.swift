@@ -1,6 +1,7 @@
 import AuditChain
 @testable import AuditQueue
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("AuditLog")
@@ -114,6 +115,85 @@ struct AuditLogTests {
         await #expect(throws: LogStoreError.self) {
             _ = try await AuditLog.create(storage: storage, keys: keys, deviceId: "d")
         }
+    }
+
+    @Test("an init that loses the race to another init leaves no key files behind and the winner's log intact")
+    func createRaceRemovesLosersKeys() async throws {
+        let directory = try TemporaryDirectory()
+        let keysPath = directory.path + "/keys"
+        let storage = MemoryLogStorage()
+        let winner = try await AuditLog.create(
+            storage: storage,
+            keys: KeyStore(directory: keysPath, credentialsDirectory: nil),
+            deviceId: "winner"
+        )
+        let winnersKeys = try FileManager.default.contentsOfDirectory(atPath: keysPath).sorted()
+        #expect(winnersKeys.count == 2)
+        // The loser read the empty log before the winner's genesis committed; its transaction then sees the head.
+        let loser = StaleFirstSnapshot(storage)
+        let error = await #expect(throws: LogStoreError.self) {
+            _ = try await AuditLog.create(
+                storage: loser,
+                keys: KeyStore(directory: keysPath, credentialsDirectory: nil),
+                deviceId: "loser"
+            )
+        }
+        #expect(error?.code == .alreadyInitialized)
+        #expect(loser.staleReads == 1, "the loser passed the first check, as in the race")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: keysPath).sorted() == winnersKeys)
+        #expect(try storage.size().count == 1)
+        #expect(try Self.verify(winner).isClean)
+        #expect(try winner.info().deviceId == "winner")
+    }
+}
+
+/// Storage whose first `snapshot()` reports an empty log, as a read made just before another process's genesis
+/// committed; everything else, transactions included, sees the real storage.
+final class StaleFirstSnapshot: LogStorage {
+    let base: MemoryLogStorage
+    private let stale = Mutex(1)
+
+    init(_ base: MemoryLogStorage) { self.base = base }
+
+    var staleReads: Int { 1 - stale.withLock { $0 } }
+
+    func snapshot() throws -> LogSnapshot {
+        let isStale = stale.withLock { remaining in
+            defer { remaining = max(0, remaining - 1) }
+            return remaining > 0
+        }
+        return isStale ? LogSnapshot(head: nil, metadata: [:]) : try base.snapshot()
+    }
+
+    func append<Result: Sendable>(
+        _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
+    ) async throws -> Result {
+        try await base.append(body)
+    }
+
+    func entries(from: UInt64, through: UInt64, limit: Int) throws -> [StoredEntry] {
+        try base.entries(from: from, through: through, limit: limit)
+    }
+
+    func size() throws -> (count: Int, bytes: Int) { try base.size() }
+
+    func withDelivery<Result: Sendable>(
+        scope: DeliveryScope,
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+    ) async throws -> Result {
+        try await base.withDelivery(scope: scope, body)
+    }
+
+    func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable { try base.deliveryTable(scope: scope) }
+
+    func prune(
+        through: UInt64,
+        keep: Set<UInt64>,
+        _ body: @Sendable (LogSnapshot) throws -> LogAppend
+    ) async throws
+        -> Int
+    {
+        try await base.prune(through: through, keep: keep, body)
     }
 }
 
