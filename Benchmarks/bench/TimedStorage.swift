@@ -5,7 +5,7 @@ import Synchronization
 /// A ``LogStorage`` that forwards every call to the real storage and records where each write transaction's
 /// time goes: inside the body (AuditLog's sealing: AES-GCM, hashing, signing) and around it (SQLite: begin,
 /// head read, inserts, commit, fsync). The overhead is two clock reads and a lock per transaction.
-final class TimedStorage: LogStorage {
+final class TimedStorage: ForwardingLogStorage {
     /// Totals since the last ``reset()``.
     struct Totals: Sendable {
         /// Write transactions.
@@ -64,31 +64,6 @@ final class TimedStorage: LogStorage {
             totals.samples.append((total, inBody.seconds))
         }
         return result
-    }
-
-    func snapshot() throws -> LogSnapshot { try base.snapshot() }
-
-    func entries(from: UInt64, through: UInt64, limit: Int) throws -> [StoredEntry] {
-        try base.entries(from: from, through: through, limit: limit)
-    }
-
-    func size() throws -> (count: Int, bytes: Int) { try base.size() }
-
-    func withDelivery<Result: Sendable>(
-        scope: DeliveryScope,
-        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
-    ) async throws -> Result {
-        try await base.withDelivery(scope: scope, body)
-    }
-
-    func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable { try base.deliveryTable(scope: scope) }
-
-    func prune(
-        through: UInt64,
-        keep: Set<UInt64>,
-        _ body: @Sendable (LogSnapshot) throws -> LogAppend
-    ) async throws -> Int {
-        try await base.prune(through: through, keep: keep, body)
     }
 }
 

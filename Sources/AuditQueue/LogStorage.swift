@@ -141,3 +141,43 @@ extension LogStorage {
         }
     }
 }
+
+/// A storage that wraps another and forwards every call to it unless it implements the call itself: for wrappers
+/// that observe or alter one operation (timing the transactions, injecting a fault) without restating the rest.
+public protocol ForwardingLogStorage: LogStorage {
+    /// The storage calls are forwarded to.
+    var base: any LogStorage { get }
+}
+
+extension ForwardingLogStorage {
+    public func append<Result: Sendable>(
+        _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
+    ) async throws -> Result {
+        try await base.append(body)
+    }
+
+    public func snapshot() throws -> LogSnapshot { try base.snapshot() }
+
+    public func entries(from: UInt64, through: UInt64, limit: Int) throws -> [StoredEntry] {
+        try base.entries(from: from, through: through, limit: limit)
+    }
+
+    public func size() throws -> (count: Int, bytes: Int) { try base.size() }
+
+    public func withDelivery<Result: Sendable>(
+        scope: DeliveryScope,
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+    ) async throws -> Result {
+        try await base.withDelivery(scope: scope, body)
+    }
+
+    public func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable { try base.deliveryTable(scope: scope) }
+
+    public func prune(
+        through: UInt64,
+        keep: Set<UInt64>,
+        _ body: @Sendable (LogSnapshot) throws -> LogAppend
+    ) async throws -> Int {
+        try await base.prune(through: through, keep: keep, body)
+    }
+}

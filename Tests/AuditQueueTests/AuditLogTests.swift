@@ -149,11 +149,11 @@ struct AuditLogTests {
 
 /// Storage whose first `snapshot()` reports an empty log, as a read made just before another process's genesis
 /// committed; everything else, transactions included, sees the real storage.
-final class StaleFirstSnapshot: LogStorage {
-    let base: MemoryLogStorage
+final class StaleFirstSnapshot: ForwardingLogStorage {
+    let base: any LogStorage
     private let stale = Mutex(1)
 
-    init(_ base: MemoryLogStorage) { self.base = base }
+    init(_ base: any LogStorage) { self.base = base }
 
     var staleReads: Int { 1 - stale.withLock { $0 } }
 
@@ -163,37 +163,6 @@ final class StaleFirstSnapshot: LogStorage {
             return remaining > 0
         }
         return isStale ? LogSnapshot(head: nil, metadata: [:]) : try base.snapshot()
-    }
-
-    func append<Result: Sendable>(
-        _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
-    ) async throws -> Result {
-        try await base.append(body)
-    }
-
-    func entries(from: UInt64, through: UInt64, limit: Int) throws -> [StoredEntry] {
-        try base.entries(from: from, through: through, limit: limit)
-    }
-
-    func size() throws -> (count: Int, bytes: Int) { try base.size() }
-
-    func withDelivery<Result: Sendable>(
-        scope: DeliveryScope,
-        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
-    ) async throws -> Result {
-        try await base.withDelivery(scope: scope, body)
-    }
-
-    func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable { try base.deliveryTable(scope: scope) }
-
-    func prune(
-        through: UInt64,
-        keep: Set<UInt64>,
-        _ body: @Sendable (LogSnapshot) throws -> LogAppend
-    ) async throws
-        -> Int
-    {
-        try await base.prune(through: through, keep: keep, body)
     }
 }
 
