@@ -140,6 +140,24 @@ struct AuditCtlCommandTests {
         #expect(secret.stderr.contains("secret"))
     }
 
+    @Test("two inits racing on one state directory: one log, one pair of keys, the loser exits 2 saying a log exists")
+    func initRace() async throws {
+        for round in 0..<6 {
+            let racedState = directory.path + "/raced-\(round)"
+            async let first = CLIHarness.auditctl(racedState, ["init", "--device-id", "first"])
+            async let second = CLIHarness.auditctl(racedState, ["init", "--device-id", "second"])
+            let results = try await [first, second]
+            #expect(results.map(\.status).sorted() == [0, 2], "\(results.map(\.stderr))")
+            let loser = try #require(results.first { $0.status != 0 })
+            // Never SQLite's "database is locked": the open waits for the other process's switch to WAL.
+            #expect(loser.stderr.contains("already"), "\(loser.stderr)")
+            let keys = try FileManager.default.contentsOfDirectory(atPath: racedState + "/keys")
+            #expect(keys.count == 2, "\(keys)")
+            let verified = try await CLIHarness.auditctl(racedState, ["verify"])
+            #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+        }
+    }
+
     @Test("a missing state directory, a missing key, a wrong key and unsafe permissions exit 2 with a clear message")
     func keyProblems() async throws {
         let missing = try await CLIHarness.auditctl(state, ["verify"])

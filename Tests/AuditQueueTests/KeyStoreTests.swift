@@ -1,6 +1,7 @@
 import AuditChain
 import Foundation
 import GRDB
+import GRDBSQLite
 import Testing
 
 @testable import AuditQueue
@@ -60,6 +61,31 @@ struct SQLiteLogStorageTests {
         #expect(journal == "wal")
     }
 
+    @Test("a new log opens while another connection holds the file (SQLite does not wait for the switch to WAL)")
+    func openWaitsForTheWALSwitch() throws {
+        // Two processes creating one state directory at once (`auditctl init` and `auditd`, or two `init`s): while
+        // one holds the new file, the other's switch to WAL got "database is locked" at once, busy timeout or not.
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        var holder: OpaquePointer?
+        #expect(sqlite3_open(path, &holder) == SQLITE_OK)
+        #expect(
+            sqlite3_exec(holder, "CREATE TABLE other (x); BEGIN IMMEDIATE; INSERT INTO other VALUES (1)", nil, nil, nil)
+                == SQLITE_OK
+        )
+        let connection = UncheckedConnection(holder)
+        let released = DispatchSemaphore(value: 0)
+        Thread {
+            usleep(300_000)
+            sqlite3_exec(connection.pointer, "COMMIT", nil, nil, nil)
+            sqlite3_close(connection.pointer)
+            released.signal()
+        }.start()
+        let storage = try SQLiteLogStorage(path: path)
+        #expect(try storage.snapshot().head == nil)
+        #expect(released.wait(timeout: .now() + 60) == .success)
+    }
+
     @Test("a schema-1 log (no delivery table) migrates with every entry pending: nothing escapes delivery")
     func migrationFromSchemaOne() async throws {
         let directory = try TemporaryDirectory()
@@ -102,4 +128,10 @@ struct SQLiteLogStorageTests {
         }
         #expect(try reopened.storage.size().count == 3)
     }
+}
+
+/// A raw SQLite connection handed to the thread that closes it.
+private struct UncheckedConnection: @unchecked Sendable {
+    let pointer: OpaquePointer?
+    init(_ pointer: OpaquePointer?) { self.pointer = pointer }
 }
