@@ -192,6 +192,8 @@ public final class AuditLog: Sendable {
     /// Generates new keys, seals the rotation record (signed by the outgoing key) and switches to them.
     /// Old data keys stay in the key store to read old entries.
     public func rotateKeys(reason: String) async throws -> SealedEntry {
+        // A log that refuses appends refuses this one before new key files are written for it.
+        _ = try writer(for: storage.snapshot())
         let signing = try SigningKey(rawRepresentation: configuration.randomBytes(32))
         let data = try DataKey(rawRepresentation: configuration.randomBytes(32))
         try keys.write(signing)
@@ -267,12 +269,35 @@ public final class AuditLog: Sendable {
         guard let head = snapshot.head else {
             throw LogStoreError(.notInitialized, "no audit log here yet: run `auditctl init` first")
         }
+        try Self.refuseCutTail(head: head, metadata: snapshot.metadata)
         let (signing, data) = try activeKeys(snapshot)
         return LogWriter(
             sealer: ChainSealer(head: head, signingKey: signing, dataKey: data),
             metadata: [:],
             snapshot: snapshot
         )
+    }
+
+    /// Refuses to seal after a head that is behind where the log's own records say it reached: its last checkpoint
+    /// or its last key rotation. Its newest entries were then removed behind its back, and sealing would give their
+    /// sequence numbers to other entries (a fork for anyone who holds the removed ones, such as the collector).
+    /// Reading and verifying still work; producers get this error rather than silent loss.
+    static func refuseCutTail(head: ChainHead, metadata: [String: String]) throws {
+        let records = [(Meta.lastCheckpointSeq, "its last checkpoint"), (Meta.dataKeySince, "its last key rotation")]
+        for (key, what) in records {
+            guard let text = metadata[key] else { continue }
+            guard let reached = UInt64(text) else {
+                throw LogStoreError(.corruptState, "the log's metadata \(key) is not a sequence number: \(text)")
+            }
+            guard reached <= head.seq else {
+                throw LogStoreError(
+                    .corruptState,
+                    "the log ends at seq \(head.seq), but it reached seq \(reached) (\(what)): its newest entries "
+                        + "were removed behind its back. Appends are refused so that no sequence number is used "
+                        + "twice; `auditctl verify --checkpoint FILE` shows what is missing"
+                )
+            }
+        }
     }
 
     /// Seals the records a transaction owes after its events: a checkpoint every interval, a data key rotation

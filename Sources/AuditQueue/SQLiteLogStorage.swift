@@ -307,6 +307,19 @@ extension SQLiteLogStorage {
             sqlite3_clear_bindings(handle)
             guard code == SQLITE_DONE else {
                 let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+                let extended = sqlite3_extended_errcode(db.sqliteConnection)
+                // SQLITE_CONSTRAINT_PRIMARYKEY, a macro Swift does not import.
+                guard extended != SQLITE_CONSTRAINT | (6 << 8) else {
+                    // The new entry continues the newest one, so only rows left behind by removed entries can
+                    // hold its number (the delivery queue's, when entries alone were deleted).
+                    throw LogStoreError(
+                        .corruptState,
+                        "cannot \(what()): its sequence number is taken (SQLite error \(extended): \(message)): "
+                            + "entries after the log's newest one were removed behind its back. Appends are refused "
+                            + "so that no sequence number is used twice; `auditctl verify --checkpoint FILE` shows "
+                            + "what is missing"
+                    )
+                }
                 throw LogStoreError(.storage, "cannot \(what()): SQLite error \(code): \(message)")
             }
         }

@@ -20,16 +20,31 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let log = try global.openLog()
-        let info = try log.info()
         var checkpoint: SignedCheckpoint?
         if to == nil {
-            checkpoint = try await log.writeCheckpoint()
+            do {
+                checkpoint = try await log.writeCheckpoint()
+            } catch let error as LogStoreError where error.code == .corruptState {
+                // A damaged log refuses appends, and an investigator needs its bundle most: export it as it is,
+                // with the latest checkpoint it stored (which shows a cut tail to `verify --bundle`).
+                checkpoint = try? log.latestCheckpoint()
+                let kept = checkpoint.map { "the latest stored checkpoint (seq \($0.seq))" } ?? "no checkpoint"
+                FileHandle.standardError.write(
+                    Data(
+                        "auditctl: warning: no fresh checkpoint: \(error.message)\nauditctl: the bundle carries \(kept)\n"
+                            .utf8
+                    )
+                )
+            }
         } else {
             checkpoint = try log.latestCheckpoint()
         }
-        let last = to ?? checkpoint?.seq ?? info.head.seq
+        let info = try log.info()
+        let last = to ?? info.head.seq
         guard from <= last else { throw CLIError("--from \(from) is after --to \(last)") }
-        if let current = checkpoint, current.seq > last { checkpoint = nil }
+        // A checkpoint past an explicit --to would report the rest of the log as cut; without --to, one past the
+        // head is kept: it is the evidence that the log was cut.
+        if to != nil, let current = checkpoint, current.seq > last { checkpoint = nil }
         let header = LogBundle.Header(
             logId: info.logId,
             deviceId: info.deviceId,
@@ -44,20 +59,20 @@ struct ExportCommand: AsyncParsableCommand {
         defer { try? handle.close() }
         var buffer = header.line + [0x0a]
         var count = 0
-        func write(_ entry: StoredEntry) {
+        func write(_ entry: StoredEntry) throws {
             buffer.append(contentsOf: LogBundle.entryLine(entry) + [0x0a])
             count += 1
             if buffer.count > 1 << 20 {
-                handle.write(Data(buffer))
+                try handle.write(contentsOf: buffer)
                 buffer.removeAll(keepingCapacity: true)
             }
         }
-        if from > 0, let genesis = try log.storage.entries(from: 0, through: 0, limit: 1).first { write(genesis) }
+        if from > 0, let genesis = try log.storage.entries(from: 0, through: 0, limit: 1).first { try write(genesis) }
         try log.storage.forEachEntry(from: from, through: last) { entry in
-            write(entry)
+            try write(entry)
             return true
         }
-        handle.write(Data(buffer))
+        try handle.write(contentsOf: buffer)
         try handle.synchronize()
         if output.json {
             printJSON(

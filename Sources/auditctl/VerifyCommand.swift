@@ -17,6 +17,8 @@ struct VerifyCommand: ParsableCommand {
             Local log: the trust anchors are the local signing keys (or --public-key). A bundle is checked offline
             with public keys only: --public-key pins them; without it the bundle's own keys are used (a warning
             says so). --checkpoint FILE is a detached signed checkpoint: a log shorter than it is truncated.
+            Without it, the local log is held to the latest checkpoint it stored itself, and a bundle to the one
+            it carries; only a checkpoint kept elsewhere survives a cut that also removed those.
             """
     )
 
@@ -44,7 +46,7 @@ struct VerifyCommand: ParsableCommand {
             let log = try global.openLog()
             var options = ChainVerifier.Options(trustedKeys: try pinned ?? log.keys.allSigningKeys().map(\.publicKey))
             options.fast = fast
-            options.trustedCheckpoint = trustedCheckpoint
+            options.trustedCheckpoint = trustedCheckpoint ?? storedCheckpoint(log)
             options.catalogue = log.configuration.catalogue
             if decrypt { options.dataKeys = try log.keys.allDataKeys() }
             report = try log.storage.verify(options: options, progressInterval: 10_000, progress: progress)
@@ -52,6 +54,21 @@ struct VerifyCommand: ParsableCommand {
         if showProgress { FileHandle.standardError.write(Data("\r".utf8)) }
         output(report)
         if !report.isClean { throw ExitCode(1) }
+    }
+
+    /// The latest checkpoint the log stored beside its entries (signed, so it cannot be forged, only removed).
+    private func storedCheckpoint(_ log: AuditLog) -> SignedCheckpoint? {
+        do {
+            return try log.latestCheckpoint()
+        } catch {
+            FileHandle.standardError.write(
+                Data(
+                    "auditctl: warning: the log's stored checkpoint cannot be read (\(error)); the tail is unchecked\n"
+                        .utf8
+                )
+            )
+            return nil
+        }
     }
 
     private func verifyBundle(

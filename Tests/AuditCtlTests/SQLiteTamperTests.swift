@@ -98,14 +98,47 @@ struct SQLiteTamperTests {
         #expect(findings.contains("2:reordered"))
     }
 
-    @Test("newest rows deleted are reported truncated when a checkpoint is supplied")
+    @Test("newest rows deleted are reported truncated: by the log's stored checkpoint, or by one kept elsewhere")
     func truncatedTail() async throws {
         let checkpoint = directory.path + "/checkpoint.json"
         #expect(try await CLIHarness.auditctl(state, ["checkpoint", "--out", checkpoint]).status == 0)
         try edit { try $0.execute(sql: "DELETE FROM entries WHERE seq >= 5") }
+        #expect(try await verify() == (1, ["5:truncated"]))
+        // Whoever can delete rows can delete the stored checkpoint too: then only the one kept elsewhere tells.
+        try edit { try $0.execute(sql: "DELETE FROM metadata WHERE key = 'checkpoint'") }
         #expect(try await verify() == (0, []))
         let (status, findings) = try await verify(["--checkpoint", checkpoint])
         #expect(status == 1)
         #expect(findings == ["5:truncated"])
+    }
+
+    @Test(
+        "after a cut tail, emit exits 2 naming it and writes nothing; export still writes a bundle that shows the cut"
+    )
+    func appendAfterCutTail() async throws {
+        #expect(try await CLIHarness.auditctl(state, ["checkpoint", "--out", directory.path + "/cp.json"]).status == 0)
+        try edit { try $0.execute(sql: "DELETE FROM entries WHERE seq >= 5; DELETE FROM delivery WHERE seq >= 5") }
+        let emit = try await CLIHarness.auditctl(
+            state,
+            [
+                "emit", "--type", "BIOMETRIC_AUTH_SUCCESS", "--user", "u", "--device", "d", "--attr",
+                "unlockDurationMs=1",
+            ]
+        )
+        #expect(emit.status == 2)
+        #expect(
+            emit.stderr.contains("the log ends at seq 4, but it reached seq 7 (its last checkpoint)"),
+            "\(emit.stderr)"
+        )
+        #expect(emit.stderr.contains("Appends are refused so that no sequence number is used twice"))
+        #expect(try await verify() == (1, ["5:truncated"]))
+
+        let bundle = directory.path + "/cut.bundle"
+        let export = try await CLIHarness.auditctl(state, ["export", "--out", bundle])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stdout.contains("exported 5 entries (seq 0...4)"), "\(export.stdout)")
+        #expect(export.stderr.contains("warning: no fresh checkpoint"))
+        #expect(export.stderr.contains("the bundle carries the latest stored checkpoint (seq 7)"))
+        #expect(try await verify(["--bundle", bundle]) == (1, ["5:truncated"]))
     }
 }

@@ -1,0 +1,104 @@
+import AuditChain
+@testable import AuditQueue
+import Foundation
+import GRDB
+import Testing
+
+/// A log whose newest entries were removed behind its back (rows deleted from the SQLite file) must not hand their
+/// sequence numbers to new entries: the collector may hold the removed ones, and a reused number is a fork.
+@Suite("A log whose newest entries were removed")
+struct CutTailTests {
+    let directory: TemporaryDirectory
+    let path: String
+    let keys: KeyStore
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        path = directory.path + "/log.sqlite"
+        keys = KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil)
+    }
+
+    /// A log of genesis, events 1–3, the checkpoint at 4 and events 5–6.
+    func makeLog() async throws -> AuditLog {
+        let log = try await AuditLog.create(storage: SQLiteLogStorage(path: path), keys: keys, deviceId: "d")
+        _ = try await log.append((1...3).map(AuditLogTests.event))
+        #expect(try await log.writeCheckpoint().seq == 4)
+        _ = try await log.append((5...6).map(AuditLogTests.event))
+        return log
+    }
+
+    /// Changes the file with SQL, as someone with write access to it would, and opens the log again.
+    func tamper(_ sql: String) async throws -> AuditLog {
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { try $0.execute(sql: sql) }
+        try queue.close()
+        return try AuditLog(storage: SQLiteLogStorage(path: path), keys: keys)
+    }
+
+    func count(_ table: String) async throws -> Int {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try await queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(table)") ?? -1 }
+    }
+
+    @Test("with the queue's rows gone too, appends, checkpoints and rotations are refused and write nothing")
+    func cutBeforeTheLastCheckpoint() async throws {
+        _ = try await makeLog()
+        let log = try await tamper("DELETE FROM entries WHERE seq >= 3; DELETE FROM delivery WHERE seq >= 3")
+        let keyFiles = try FileManager.default.contentsOfDirectory(atPath: keys.directory).sorted()
+        #expect(keyFiles.count == 2)
+
+        // Before this was refused, sealing after seq 2 trapped on the checkpoint interval (2 + 1 - 4).
+        let refused = "the log ends at seq 2, but it reached seq 4 (its last checkpoint)"
+        let append = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
+        #expect(append?.code == .corruptState)
+        #expect(append?.message.hasPrefix(refused) == true, "\(append?.message ?? "")")
+        let checkpoint = await #expect(throws: LogStoreError.self) { _ = try await log.writeCheckpoint() }
+        #expect(checkpoint?.message.hasPrefix(refused) == true)
+        let rotation = await #expect(throws: LogStoreError.self) { _ = try await log.rotateKeys(reason: "test") }
+        #expect(rotation?.message.hasPrefix(refused) == true)
+
+        #expect(try log.info().head.seq == 2)
+        #expect(try await count("entries") == 3)
+        #expect(try await count("delivery") == 3)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: keys.directory).sorted() == keyFiles)
+
+        // Reading still works, and the checkpoint the log stored shows the cut.
+        var options = ChainVerifier.Options(trustedKeys: try keys.allSigningKeys().map(\.publicKey))
+        options.trustedCheckpoint = try log.latestCheckpoint()
+        let report = try log.storage.verify(options: options)
+        #expect(report.problems.map { "\($0.seq)-\($0.lastSeq):\($0.kind)" } == ["3-4:truncated"])
+    }
+
+    @Test("with the queue's rows left, an entry deleted after the last checkpoint keeps its number from reuse")
+    func cutAfterTheLastCheckpoint() async throws {
+        _ = try await makeLog()
+        let log = try await tamper("DELETE FROM entries WHERE seq = 6")
+        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
+        #expect(error?.code == .corruptState)
+        #expect(error?.message.hasPrefix("cannot enqueue entry 6: its sequence number is taken") == true)
+        #expect(error?.message.contains("removed behind its back") == true, "\(error?.message ?? "")")
+        #expect(try log.info().head.seq == 5)
+        #expect(try await count("entries") == 6)
+    }
+
+    @Test("metadata that is not a sequence number is refused, not read as 0")
+    func unreadableMetadata() async throws {
+        _ = try await makeLog()
+        let log = try await tamper("UPDATE metadata SET value = 'x' WHERE key = 'dataKeySinceSeq'")
+        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
+        #expect(error?.code == .corruptState)
+        #expect(error?.message == "the log's metadata dataKeySinceSeq is not a sequence number: x")
+    }
+
+    @Test("an intact log appends after its checkpoint and rotation, at and past the recorded numbers")
+    func intactLogAppends() async throws {
+        let log = try await makeLog()
+        #expect(try await log.rotateKeys(reason: "test").header.seq == 7)
+        #expect(try await log.writeCheckpoint().seq == 8)
+        #expect(try await log.append([AuditLogTests.event(9)]).map(\.seq) == [9])
+        let options = ChainVerifier.Options(trustedKeys: try keys.allSigningKeys().map(\.publicKey))
+        let report = try log.storage.verify(options: options)
+        #expect(report.isClean, "\(report.problems)")
+    }
+}
