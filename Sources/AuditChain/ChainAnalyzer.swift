@@ -113,6 +113,9 @@ struct ChainAnalyzer: Sendable {
             return
         }
 
+        if let filed = examined.storageSeq, filed != header.seq {
+            problem(header.seq, .misfiled, "the storage files this entry under seq \(filed)")
+        }
         let keyProblem = header.signingKeyId == acceptedKey ? nil : keyProblem(header.signingKeyId)
         if let keyProblem { problem(header.seq, .unknownKey, keyProblem) }
         guard placeInSequence(header, hash: examined.hash) else { return }

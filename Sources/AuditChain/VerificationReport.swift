@@ -30,6 +30,9 @@ public struct VerificationReport: Sendable, Hashable {
             case payloadInvalid
             /// The entry bytes do not follow the entry layout at all.
             case malformed
+            /// The storage files an authentic entry under another sequence number than its own (a database row's
+            /// key or a bundle line's `seq` was changed); the entry itself is checked as usual.
+            case misfiled
         }
 
         /// The sequence number the problem is at (the first of a range).

@@ -67,8 +67,15 @@ public final class AuditLog: Sendable {
         self.keys = keys
         self.configuration = configuration
         let snapshot = try storage.snapshot()
-        guard snapshot.head != nil, snapshot.metadata[Meta.logId] != nil else {
+        guard let head = snapshot.head else {
             throw LogStoreError(.notInitialized, "no audit log here yet: run `auditctl init` first")
+        }
+        guard snapshot.metadata[Meta.logId] != nil else {
+            throw LogStoreError(
+                .corruptState,
+                "the log holds entries up to seq \(head.seq) but its metadata has no log id: the database was altered "
+                    + "behind its back; `auditctl verify` still checks the entries"
+            )
         }
         _ = try activeKeys(snapshot)
     }
@@ -220,6 +227,12 @@ public final class AuditLog: Sendable {
 
     /// The latest detached checkpoint, if one was written.
     public func latestCheckpoint() throws -> SignedCheckpoint? {
+        try Self.latestCheckpoint(of: storage)
+    }
+
+    /// The latest detached checkpoint a log's storage holds, read without opening the log (a verifier needs no
+    /// keys or other metadata for it).
+    public static func latestCheckpoint(of storage: any LogStorage) throws -> SignedCheckpoint? {
         guard let text = try storage.snapshot().metadata[Meta.checkpoint] else { return nil }
         return try SignedCheckpoint(json: JSONValue(parsing: Array(text.utf8)))
     }

@@ -93,9 +93,10 @@ public final class SQLiteLogStorage: LogStorage {
             guard seq >= 0 else { throw LogStoreError(.corruptState, "the newest entry has seq \(seq)") }
             // The head's hash is computed from the entry as stored, not read from the `hash` column (a copy for
             // lookups, which verification does not check): a damaged copy must not become what the next entry
-            // chains from. An entry that does not parse gives a head with no hash: readers go on (verification
-            // reports the entry), appends refuse it.
-            let entry = try? SealedEntry(serialized: blob(row, 1))
+            // chains from. An entry that does not parse, or that is stored under another number than its own
+            // (the row's key was changed), gives a head with no hash: readers go on (verification reports a
+            // malformed entry; a moved one leaves a gap), appends refuse it.
+            let entry = (try? SealedEntry(serialized: blob(row, 1))).flatMap { $0.header.seq == UInt64(seq) ? $0 : nil }
             head = ChainHead(logId: entry?.header.logId ?? [], seq: UInt64(seq), hash: entry?.entryHash ?? [])
         }
         return LogSnapshot(head: head, metadata: metadata)
@@ -160,7 +161,8 @@ public final class SQLiteLogStorage: LogStorage {
                     // entries. Reading and verifying still work, and report the damage.
                     throw LogStoreError(
                         .corruptState,
-                        "cannot append after the newest entry (seq \(head.seq)): it is malformed; run `auditctl verify`"
+                        "cannot append after the newest entry (seq \(head.seq)): it is malformed, or stored under "
+                            + "another entry's sequence number; run `auditctl verify`"
                     )
                 }
                 let writer = try EntryWriter(db, after: snapshot.head)
@@ -265,7 +267,9 @@ extension SQLiteLogStorage {
                 }
                 buffer.removeAll(keepingCapacity: true)
                 entries[index].serialize(into: &buffer)
-                let seq = Int64(expected)
+                guard let seq = Int64(exactly: expected) else {
+                    throw LogStoreError(.corruptState, "no sequence number is left after \(expected - 1)")
+                }
                 let kind = Int64(entries[index].header.kind.rawValue)
                 let time = entries[index].header.time.millisecondsSinceEpoch
                 try entries[index].entryHash.withUnsafeBytes { hash in

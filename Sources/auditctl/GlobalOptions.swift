@@ -19,17 +19,20 @@ struct GlobalOptions: ParsableArguments {
     }
 
     func openLog() throws -> AuditLog {
+        let (storage, keys) = try openStorage()
+        var configuration = AuditLog.Configuration()
+        configuration.catalogue = try loadCatalogue()
+        return try AuditLog(storage: storage, keys: keys, configuration: configuration)
+    }
+
+    /// The log's database and key files, without the checks of opening the log (its metadata and active keys):
+    /// what `verify` needs, so that it runs on a log whose metadata or private keys are gone.
+    func openStorage() throws -> (SQLiteLogStorage, KeyStore) {
         let state = state
         guard state.exists else {
             throw CLIError("no audit log in \(state.path): run `auditctl init --state-dir \(state.path)` first")
         }
-        var configuration = AuditLog.Configuration()
-        configuration.catalogue = try loadCatalogue()
-        return try AuditLog(
-            storage: SQLiteLogStorage(path: state.databasePath),
-            keys: KeyStore(state: state),
-            configuration: configuration
-        )
+        return (try SQLiteLogStorage(path: state.databasePath), KeyStore(state: state))
     }
 }
 

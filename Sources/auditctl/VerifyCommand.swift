@@ -43,13 +43,20 @@ struct VerifyCommand: ParsableCommand {
         if let bundle {
             report = try verifyBundle(bundle, pinned: pinned, checkpoint: &trustedCheckpoint, progress: progress)
         } else {
-            let log = try global.openLog()
-            var options = ChainVerifier.Options(trustedKeys: try pinned ?? log.keys.allSigningKeys().map(\.publicKey))
+            // Only the entries and the trust anchors: the log's metadata and private keys may be what was damaged.
+            let (storage, keys) = try global.openStorage()
+            let trusted = try pinned ?? keys.allSigningKeys().map(\.publicKey)
+            guard !trusted.isEmpty else {
+                throw CLIError(
+                    "no signing key in \(keys.directory) to verify with: pin the public keys with --public-key"
+                )
+            }
+            var options = ChainVerifier.Options(trustedKeys: trusted)
             options.fast = fast
-            options.trustedCheckpoint = trustedCheckpoint ?? storedCheckpoint(log)
-            options.catalogue = log.configuration.catalogue
-            if decrypt { options.dataKeys = try log.keys.allDataKeys() }
-            report = try log.storage.verify(options: options, progressInterval: 10_000, progress: progress)
+            options.trustedCheckpoint = trustedCheckpoint ?? storedCheckpoint(storage)
+            options.catalogue = try global.loadCatalogue()
+            if decrypt { options.dataKeys = try keys.allDataKeys() }
+            report = try storage.verify(options: options, progressInterval: 10_000, progress: progress)
         }
         if showProgress { FileHandle.standardError.write(Data("\r".utf8)) }
         output(report)
@@ -57,9 +64,9 @@ struct VerifyCommand: ParsableCommand {
     }
 
     /// The latest checkpoint the log stored beside its entries (signed, so it cannot be forged, only removed).
-    private func storedCheckpoint(_ log: AuditLog) -> SignedCheckpoint? {
+    private func storedCheckpoint(_ storage: SQLiteLogStorage) -> SignedCheckpoint? {
         do {
-            return try log.latestCheckpoint()
+            return try AuditLog.latestCheckpoint(of: storage)
         } catch {
             FileHandle.standardError.write(
                 Data(

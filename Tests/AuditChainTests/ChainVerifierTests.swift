@@ -330,6 +330,26 @@ struct ChainVerifierTests {
         #expect(report.findings == ["5:malformed"])
     }
 
+    @Test("an intact entry filed under another position is reported misfiled at its own seq, in both modes")
+    func misfiled() {
+        let chain = Self.sampleChain()
+        let bytes = chain.serialized
+        var positions = Array(0..<UInt64(bytes.count))
+        positions[3] = 40
+        for fast in [false, true] {
+            var options = chain.options()
+            options.fast = fast
+            let report = ChainFixture.verify(bytes, options: options, storageSeqs: positions)
+            #expect(report.findings == ["3:misfiled"], "fast \(fast)")
+            #expect(report.problems.first?.detail == "the storage files this entry under seq 40")
+            #expect(report.head?.hash == chain.sealer.head.hash, "the entry still counts where its header puts it")
+            #expect(
+                ChainFixture.verify(bytes, options: options, storageSeqs: Array(positions.indices.map(UInt64.init)))
+                    .isClean
+            )
+        }
+    }
+
     @Test("an empty log is reported, not declared clean")
     func emptyLog() {
         let chain = ChainFixture()

@@ -85,6 +85,43 @@ struct SQLiteTamperTests {
         #expect(try await verify() == (1, ["2:payloadModified", "5:payloadModified"]))
     }
 
+    @Test("a row moved to another seq is reported misfiled, and appends refuse to continue from it")
+    func movedRow() async throws {
+        try edit { try $0.execute(sql: "UPDATE entries SET seq = 10 WHERE seq = 6") }
+        #expect(try await verify() == (1, ["6:misfiled"]))
+        #expect(try await verify(["--fast"]) == (1, ["6:misfiled"]))
+        let emit = try await CLIHarness.auditctl(
+            state,
+            [
+                "emit", "--type", "BIOMETRIC_AUTH_SUCCESS", "--user", "u", "--device", "d", "--attr",
+                "unlockDurationMs=1",
+            ]
+        )
+        #expect(emit.status == 2)
+        #expect(emit.stderr.contains("cannot append after the newest entry (seq 10)"), "\(emit.stderr)")
+    }
+
+    @Test("verify needs neither the log's metadata nor its private keys, only the entries and trusted public keys")
+    func verifyWithoutMetadataOrKeys() async throws {
+        let publicKeys = directory.path + "/public.json"
+        #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicKeys]).status == 0)
+        try edit { try $0.execute(sql: "DELETE FROM metadata") }
+        let emit = try await CLIHarness.auditctl(state, ["stats"])
+        #expect(emit.status == 2)
+        #expect(emit.stderr.contains("its metadata has no log id: the database was altered"), "\(emit.stderr)")
+        #expect(try await verify() == (0, []))
+        try FileManager.default.removeItem(atPath: state + "/keys")
+        let unpinned = try await CLIHarness.auditctl(state, ["verify"])
+        #expect(unpinned.status == 2)
+        #expect(unpinned.stderr.contains("pin the public keys with --public-key"))
+        try edit { db in
+            var entry = try bytes(db, 3)
+            entry[160] ^= 0x20
+            try store(db, 3, entry)
+        }
+        #expect(try await verify(["--public-key", publicKeys]) == (1, ["3:payloadModified"]))
+    }
+
     @Test("two swapped rows are reported as reordered")
     func swappedRows() async throws {
         try edit { db in
