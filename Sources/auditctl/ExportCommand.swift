@@ -20,6 +20,16 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let log = try global.openLog()
+        // The range and the output file are checked before a checkpoint is sealed for the export.
+        if let to, from > to { throw CLIError("--from \(from) is after --to \(to)") }
+        // Without --to, the export's own checkpoint becomes the newest entry, at head + 1.
+        if to == nil, case let head = try log.info().head.seq, from > head + 1 {
+            throw CLIError("--from \(from) is after the newest entry, seq \(head)")
+        }
+        guard FileManager.default.createFile(atPath: out, contents: nil),
+            let handle = FileHandle(forWritingAtPath: out)
+        else { throw CLIError("cannot create \(out)") }
+        defer { try? handle.close() }
         var checkpoint: SignedCheckpoint?
         if to == nil {
             do {
@@ -41,7 +51,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         let info = try log.info()
         let last = to ?? info.head.seq
-        guard from <= last else { throw CLIError("--from \(from) is after --to \(last)") }
+        guard from <= last else { throw CLIError("--from \(from) is after the newest entry, seq \(last)") }
         // A checkpoint past an explicit --to would report the rest of the log as cut; without --to, one past the
         // head is kept: it is the evidence that the log was cut.
         if to != nil, let current = checkpoint, current.seq > last { checkpoint = nil }
@@ -53,10 +63,6 @@ struct ExportCommand: AsyncParsableCommand {
             lastSeq: last,
             checkpoint: checkpoint
         )
-        guard FileManager.default.createFile(atPath: out, contents: nil),
-            let handle = FileHandle(forWritingAtPath: out)
-        else { throw CLIError("cannot create \(out)") }
-        defer { try? handle.close() }
         var buffer = header.line + [0x0a]
         var count = 0
         func write(_ entry: StoredEntry) throws {
