@@ -29,7 +29,18 @@ extension Agent {
             let storage = try SQLiteLogStorage(path: state.databasePath)
             let keys = KeyStore(state: state)
             if try storage.snapshot().head != nil {
-                return (try AuditLog(storage: storage, keys: keys, configuration: settings), false)
+                let log = try AuditLog(storage: storage, keys: keys, configuration: settings)
+                do {
+                    try log.checkAppendable()
+                } catch let error as LogStoreError where error.code == .corruptState {
+                    // The agent still starts: what the log holds can still be read and verified, and each refused
+                    // event is answered with an error. Said now, not at the first event.
+                    logger.critical(
+                        "the audit log refuses appends",
+                        metadata: ["stateDir": "\(state.path)", "error": "\(error.message)"]
+                    )
+                }
+                return (log, false)
             }
             let device = configuration.deviceId ?? ProcessInfo.processInfo.hostName
             let log = try await AuditLog.create(storage: storage, keys: keys, deviceId: device, configuration: settings)

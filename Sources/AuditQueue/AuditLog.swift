@@ -200,7 +200,7 @@ public final class AuditLog: Sendable {
     /// Old data keys stay in the key store to read old entries.
     public func rotateKeys(reason: String) async throws -> SealedEntry {
         // A log that refuses appends refuses this one before new key files are written for it.
-        _ = try writer(for: storage.snapshot())
+        try checkAppendable()
         let signing = try SigningKey(rawRepresentation: configuration.randomBytes(32))
         let data = try DataKey(rawRepresentation: configuration.randomBytes(32))
         try keys.write(signing)
@@ -279,10 +279,7 @@ public final class AuditLog: Sendable {
     }
 
     func writer(for snapshot: LogSnapshot) throws -> LogWriter {
-        guard let head = snapshot.head else {
-            throw LogStoreError(.notInitialized, "no audit log here yet: run `auditctl init` first")
-        }
-        try Self.refuseCutTail(head: head, metadata: snapshot.metadata)
+        let head = try Self.sealingHead(snapshot)
         let (signing, data) = try activeKeys(snapshot)
         return LogWriter(
             sealer: ChainSealer(head: head, signingKey: signing, dataKey: data),
@@ -291,11 +288,36 @@ public final class AuditLog: Sendable {
         )
     }
 
+    /// Throws what any transaction that seals (events, records, checkpoints, rotations, delivery bookkeeping)
+    /// would throw now because of the log's state, without writing: for a daemon to say at start that its log
+    /// refuses appends, rather than at its first event.
+    public func checkAppendable() throws {
+        _ = try Self.sealingHead(storage.snapshot())
+    }
+
+    /// The head new entries chain from, or why the log must not seal now. Reading and verifying work whatever
+    /// this says, and report the damage; producers get the error rather than silent loss.
+    static func sealingHead(_ snapshot: LogSnapshot) throws -> ChainHead {
+        guard let head = snapshot.head else {
+            throw LogStoreError(.notInitialized, "no audit log here yet: run `auditctl init` first")
+        }
+        guard !head.hash.isEmpty else {
+            // The newest entry does not parse, or is stored under another number than its own (the storage gives
+            // no hash then): chaining from it would seal entries that cannot link.
+            throw LogStoreError(
+                .corruptState,
+                "cannot append after the newest entry (seq \(head.seq)): it is malformed, or stored under another "
+                    + "entry's sequence number; run `auditctl verify`"
+            )
+        }
+        try refuseCutTail(head: head, metadata: snapshot.metadata)
+        return head
+    }
+
     /// Refuses to seal after a head that is behind where the log's own records say it reached: its last checkpoint
     /// or its last key rotation. Its newest entries were then removed behind its back, and sealing would give their
     /// sequence numbers to other entries (a fork for anyone who holds the removed ones, such as the collector).
-    /// Reading and verifying still work; producers get this error rather than silent loss.
-    static func refuseCutTail(head: ChainHead, metadata: [String: String]) throws {
+    private static func refuseCutTail(head: ChainHead, metadata: [String: String]) throws {
         let records = [(Meta.lastCheckpointSeq, "its last checkpoint"), (Meta.dataKeySince, "its last key rotation")]
         for (key, what) in records {
             guard let text = metadata[key] else { continue }

@@ -2,7 +2,9 @@ public import AuditChain
 
 /// What the storage holds at the start of a write transaction.
 public struct LogSnapshot: Sendable {
-    /// The last entry, or nil for an empty log.
+    /// The last entry, or nil for an empty log. Its hash is empty when the newest entry as stored cannot be
+    /// chained from (it does not parse, or is stored under another number than its own): the log then refuses to
+    /// seal (``AuditLog/checkAppendable()``).
     public var head: ChainHead?
     /// Small key/value metadata kept beside the log (active key ids, latest checkpoint...).
     public var metadata: [String: String]

@@ -156,15 +156,6 @@ public final class SQLiteLogStorage: LogStorage {
             var result: Result?
             try db.inTransaction(.immediate) {
                 let snapshot = try Self.readSnapshot(db)
-                if let head = snapshot.head, head.hash.isEmpty {
-                    // The newest entry does not parse (`readSnapshot`): chaining from it would seal malformed
-                    // entries. Reading and verifying still work, and report the damage.
-                    throw LogStoreError(
-                        .corruptState,
-                        "cannot append after the newest entry (seq \(head.seq)): it is malformed, or stored under "
-                            + "another entry's sequence number; run `auditctl verify`"
-                    )
-                }
                 let writer = try EntryWriter(db, after: snapshot.head)
                 defer { writer.close() }
                 let (append, value) = try body(writer, snapshot)

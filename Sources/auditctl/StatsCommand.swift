@@ -35,6 +35,12 @@ struct StatsCommand: ParsableCommand {
         }
         let size = try log.storage.size()
         let info = try log.info()
+        var refusal: String?
+        do {
+            try log.checkAppendable()
+        } catch let error as LogStoreError where error.code == .corruptState {
+            refusal = error.message
+        }
         if output.json {
             printJSON(
                 .object([
@@ -42,9 +48,11 @@ struct StatsCommand: ParsableCommand {
                     "headSeq": .integer(Int64(info.head.seq)), "headHash": .string(Hex.encode(info.head.hash)),
                     "logId": .string(Hex.encode(info.logId)), "kinds": .object(kinds.mapValues { .integer($0) }),
                     "types": .object(types.mapValues { .integer($0) }), "unreadable": .integer(unreadable),
+                    "appendsRefused": refusal.map { .string($0) } ?? .null,
                 ])
             )
         } else {
+            if let refusal { print("appends refused: \(refusal)") }
             print("log \(Hex.encode(info.logId)): \(size.count) entries, \(size.bytes) bytes")
             print("head seq \(info.head.seq) \(Hex.encode(info.head.hash))")
             for (kind, count) in kinds.sorted(by: { $0.key < $1.key }) { print("kind \(kind): \(count)") }

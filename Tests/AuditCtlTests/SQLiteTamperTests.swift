@@ -169,6 +169,12 @@ struct SQLiteTamperTests {
         )
         #expect(emit.stderr.contains("Appends are refused so that no sequence number is used twice"))
         #expect(try await verify() == (1, ["5:truncated"]))
+        let stats = try await CLIHarness.auditctl(state, ["stats"])
+        #expect(stats.status == 0)
+        #expect(
+            stats.stdout.hasPrefix("appends refused: the log ends at seq 4, but it reached seq 7"),
+            "\(stats.stdout)"
+        )
 
         let bundle = directory.path + "/cut.bundle"
         let export = try await CLIHarness.auditctl(state, ["export", "--out", bundle])

@@ -1,5 +1,8 @@
 import AuditAgent
+import AuditChain
+import AuditQueue
 import Foundation
+import GRDB
 import Testing
 
 #if canImport(Glibc)
@@ -44,6 +47,49 @@ import Glibc
         #expect(result.stderr.contains("level=info"))
         let log = try AgentHarness.openLog(state)
         #expect(try AgentHarness.headSeq(log) == 1)
+    }
+
+    @Test("a log whose newest rows were deleted: the agent says so at start, and answers each event 503")
+    func cutLogIsReportedAtStart() async throws {
+        let dir = try AgentTempDir()
+        let state = StateDirectory(path: dir.file("state"))
+        try state.create()
+        let log = try await AuditLog.create(
+            storage: SQLiteLogStorage(path: state.databasePath),
+            keys: KeyStore(directory: state.keysPath, credentialsDirectory: nil),
+            deviceId: "d"
+        )
+        let event = AuditEvent(
+            type: "BIOMETRIC_AUTH_SUCCESS",
+            occurredAt: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000),
+            userId: "alice",
+            deviceId: "phone-1",
+            attributes: ["unlockDurationMs": .integer(412)],
+            idempotencyKey: "k1"
+        )
+        _ = try await log.append([event])
+        _ = try await log.writeCheckpoint()
+        let queue = try DatabaseQueue(path: state.databasePath)
+        try await queue.write {
+            try $0.execute(sql: "DELETE FROM entries WHERE seq >= 1; DELETE FROM delivery WHERE seq >= 1")
+        }
+        try queue.close()
+
+        let socket = state.path + "/ingest.sock"
+        let child = try AgentProducts.startAuditd(["--state-dir", state.path, "--shutdown-timeout-seconds", "10"])
+        let up = try await Self.eventually { FileManager.default.fileExists(atPath: socket) }
+        #expect(up)
+        if up {
+            let reply = try await AgentHTTPClient(target: .unix(socket)).post("/v1/events", AgentHarness.event())
+            #expect(reply.status == 503)
+        }
+        kill(child.process.processIdentifier, SIGTERM)
+        let result = try await child.wait(timeout: .seconds(30))
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("level=critical"), "\(result.stderr)")
+        #expect(result.stderr.contains("the audit log refuses appends"))
+        #expect(result.stderr.contains("the log ends at seq 0, but it reached seq 2 (its last checkpoint)"))
+        #expect(try AgentHarness.headSeq(AgentHarness.openLog(state.path)) == 0)
     }
 
     @Test func tokenFileReadableByOthersExitsTwo() async throws {

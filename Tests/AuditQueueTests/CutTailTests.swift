@@ -57,6 +57,8 @@ struct CutTailTests {
         #expect(checkpoint?.message.hasPrefix(refused) == true)
         let rotation = await #expect(throws: LogStoreError.self) { _ = try await log.rotateKeys(reason: "test") }
         #expect(rotation?.message.hasPrefix(refused) == true)
+        let check = #expect(throws: LogStoreError.self) { try log.checkAppendable() }
+        #expect(check?.message.hasPrefix(refused) == true)
 
         #expect(try log.info().head.seq == 2)
         #expect(try await count("entries") == 3)
@@ -94,6 +96,7 @@ struct CutTailTests {
     @Test("an intact log appends after its checkpoint and rotation, at and past the recorded numbers")
     func intactLogAppends() async throws {
         let log = try await makeLog()
+        try log.checkAppendable()
         #expect(try await log.rotateKeys(reason: "test").header.seq == 7)
         #expect(try await log.writeCheckpoint().seq == 8)
         #expect(try await log.append([AuditLogTests.event(9)]).map(\.seq) == [9])
