@@ -35,6 +35,15 @@ struct CutTailTests {
         return try AuditLog(storage: SQLiteLogStorage(path: path), keys: keys)
     }
 
+    /// Makes the log, changes its file with `sql`, and returns the log and the error of one refused append.
+    func refusedAppend(after sql: String) async throws -> (AuditLog, LogStoreError?) {
+        _ = try await makeLog()
+        let log = try await tamper(sql)
+        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
+        #expect(error?.code == .corruptState)
+        return (log, error)
+    }
+
     func count(_ table: String) async throws -> Int {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
@@ -74,10 +83,7 @@ struct CutTailTests {
 
     @Test("with the queue's rows left, an entry deleted after the last checkpoint keeps its number from reuse")
     func cutAfterTheLastCheckpoint() async throws {
-        _ = try await makeLog()
-        let log = try await tamper("DELETE FROM entries WHERE seq = 6")
-        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
-        #expect(error?.code == .corruptState)
+        let (log, error) = try await refusedAppend(after: "DELETE FROM entries WHERE seq = 6")
         #expect(error?.message.hasPrefix("cannot enqueue entry 6: its sequence number is taken") == true)
         #expect(error?.message.contains("removed behind its back") == true, "\(error?.message ?? "")")
         #expect(try log.info().head.seq == 5)
@@ -86,10 +92,10 @@ struct CutTailTests {
 
     @Test("metadata that is not a sequence number is refused, not read as 0")
     func unreadableMetadata() async throws {
-        _ = try await makeLog()
-        let log = try await tamper("UPDATE metadata SET value = 'x' WHERE key = 'dataKeySinceSeq'")
-        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
-        #expect(error?.code == .corruptState)
+        let (log, error) = try await refusedAppend(
+            after: "UPDATE metadata SET value = 'x' WHERE key = 'dataKeySinceSeq'"
+        )
+        #expect(try log.info().head.seq == 6)
         #expect(error?.message == "the log's metadata dataKeySinceSeq is not a sequence number: x")
     }
 
