@@ -113,6 +113,7 @@ public struct KeyStore: Sendable {
     }
 
     private func readKeyFile(_ name: String) throws -> (String, [UInt8]) {
+        try Self.refuseSharedDirectory(directory)
         for folder in [credentialsDirectory, directory].compactMap({ $0 }) {
             let path = folder + "/" + name
             let bytes: [UInt8]?
@@ -138,6 +139,7 @@ public struct KeyStore: Sendable {
 
     private func writeKeyFile(_ name: String, bytes: [UInt8]) throws {
         try Self.makePrivateDirectory(directory)
+        try Self.refuseSharedDirectory(directory)
         let path = directory + "/" + name
         do {
             try PrivateFile.create(path, bytes: bytes)
@@ -145,6 +147,23 @@ public struct KeyStore: Sendable {
             throw LogStoreError(.storage, "cannot create key file \(path): \(error)")
         }
         Self.syncDirectory(directory)
+    }
+
+    /// Refuses a key directory that group or others may write: whoever can write there can remove the keys, or
+    /// add a signing key that a verifier without pinned public keys then trusts (like ssh's `StrictModes`). A
+    /// directory that does not exist yet passes (it is created 0700). systemd's credentials directory is
+    /// systemd's to guard.
+    static func refuseSharedDirectory(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        let mode = UInt32(info.st_mode) & 0o7777
+        guard mode & 0o022 == 0 else {
+            throw LogStoreError(
+                .unsafeKeyPermissions,
+                "key directory \(path) is writable by group or others (mode \(String(mode, radix: 8))): anyone who can "
+                    + "write there can remove keys or add a signing key; it must be private: run `chmod 700 \(path)`"
+            )
+        }
     }
 
     /// Creates a directory with mode 0700 if it does not exist.

@@ -36,6 +36,28 @@ struct KeyStoreTests {
         }
     }
 
+    @Test(
+        "a key directory that group or others may write is refused, for reading and writing keys",
+        arguments: [0o770, 0o702]
+    )
+    func sharedKeyDirectory(mode: Int) throws {
+        let directory = try TemporaryDirectory()
+        let keys = directory.path + "/keys"
+        let store = KeyStore(directory: keys, credentialsDirectory: nil)
+        let signing = SigningKey.generate()
+        try store.write(signing)
+        #expect(try FileManager.default.attributesOfItem(atPath: keys)[.posixPermissions] as? Int == 0o700)
+        chmod(keys, mode_t(mode))
+        for attempt in [{ _ = try store.signingKey(id: signing.id) }, { try store.write(DataKey.generate()) }] {
+            let error = #expect(throws: LogStoreError.self) { try attempt() }
+            #expect(error?.code == .unsafeKeyPermissions)
+            #expect(error?.message.contains("run `chmod 700 \(keys)`") == true, "\(error?.message ?? "")")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: keys).count == 1, "nothing was written")
+        chmod(keys, 0o750)  // readable by the group, as an operator may choose: not writable, so accepted
+        #expect(try store.signingKey(id: signing.id).id == signing.id)
+    }
+
     @Test("keys in $CREDENTIALS_DIRECTORY are found first")
     func credentialsDirectory() throws {
         let directory = try TemporaryDirectory()
