@@ -53,6 +53,8 @@ public final class AuditLog: Sendable {
     public let configuration: Configuration
     private let committer = GroupCommit<[ValidatedEvent], [AppendReceipt]>()
     private let keyCache = Mutex<[KeyID: CachedKey]>([:])
+    /// The hash of the newest head known authentic: one this process sealed, or whose signature it checked.
+    private let authenticHead = Mutex<[UInt8]>([])
 
     private enum CachedKey: Sendable {
         case signing(SigningKey)
@@ -150,7 +152,7 @@ public final class AuditLog: Sendable {
         guard random.count == expected else {
             throw LogStoreError(.storage, "the random generator gave \(random.count) bytes for nonces, not \(expected)")
         }
-        return try await storage.append { snapshot, sink in
+        let (perBatch, head) = try await storage.append { snapshot, sink in
             var writer = try self.writer(for: snapshot)
             // One seal for every caller's events: the threads share the signatures of the whole commit (64 callers
             // with one event each would otherwise be 64 one-entry batches, signed on one thread).
@@ -179,8 +181,11 @@ public final class AuditLog: Sendable {
                 perBatch.append(Array(receipts[start..<start + batch.count]))
                 start += batch.count
             }
-            return (LogAppend(entries: writer.entries, metadata: writer.metadata), perBatch)
+            return (LogAppend(entries: writer.entries, metadata: writer.metadata), (perBatch, writer.sealer.head.hash))
         }
+        // The head this commit sealed is authentic: the next commit chains from it without checking it again.
+        authenticHead.withLock { $0 = head }
+        return perBatch
     }
 
     /// Appends a system record (an accounted removal or retention prune); returns its entry.
@@ -259,14 +264,8 @@ public final class AuditLog: Sendable {
         else {
             throw LogStoreError(.corruptState, "the log's metadata does not name its active keys")
         }
+        let signing = try signingKey(id: signingId)
         return try keyCache.withLock { cache in
-            let signing: SigningKey
-            if case .signing(let key)? = cache[signingId] {
-                signing = key
-            } else {
-                signing = try keys.signingKey(id: signingId)
-                cache[signingId] = .signing(signing)
-            }
             let data: DataKey
             if case .data(let key)? = cache[dataId] {
                 data = key
@@ -278,8 +277,18 @@ public final class AuditLog: Sendable {
         }
     }
 
+    /// A signing key of this device, from the key files once, then from memory.
+    private func signingKey(id: KeyID) throws -> SigningKey {
+        try keyCache.withLock { cache in
+            if case .signing(let key)? = cache[id] { return key }
+            let key = try keys.signingKey(id: id)
+            cache[id] = .signing(key)
+            return key
+        }
+    }
+
     func writer(for snapshot: LogSnapshot) throws -> LogWriter {
-        let head = try Self.sealingHead(snapshot)
+        let head = try sealingHead(snapshot)
         let (signing, data) = try activeKeys(snapshot)
         return LogWriter(
             sealer: ChainSealer(head: head, signingKey: signing, dataKey: data),
@@ -292,12 +301,12 @@ public final class AuditLog: Sendable {
     /// would throw now because of the log's state, without writing: for a daemon to say at start that its log
     /// refuses appends, rather than at its first event.
     public func checkAppendable() throws {
-        _ = try Self.sealingHead(storage.snapshot())
+        _ = try sealingHead(storage.snapshot())
     }
 
     /// The head new entries chain from, or why the log must not seal now. Reading and verifying work whatever
     /// this says, and report the damage; producers get the error rather than silent loss.
-    static func sealingHead(_ snapshot: LogSnapshot) throws -> ChainHead {
+    func sealingHead(_ snapshot: LogSnapshot) throws -> ChainHead {
         guard let head = snapshot.head else {
             throw LogStoreError(.notInitialized, "no audit log here yet: run `auditctl init` first")
         }
@@ -310,8 +319,37 @@ public final class AuditLog: Sendable {
                     + "entry's sequence number; run `auditctl verify`"
             )
         }
-        try refuseCutTail(head: head, metadata: snapshot.metadata)
+        try Self.refuseCutTail(head: head, metadata: snapshot.metadata)
+        try authenticate(snapshot.newest, at: head)
         return head
+    }
+
+    /// Checks the newest entry's signature with this device's key before anything chains from it, so that an entry
+    /// linking to another vouches for it: a verifier reads an entry whose signature fails but which the next one
+    /// links to as "only its signature bytes changed" (docs/FORMAT.md section 10), and that holds only if no
+    /// writer chains from a forgery. Once per head: one this process sealed or already checked is not checked
+    /// again (an Ed25519 verification is about a fifth of a durable single append).
+    private func authenticate(_ newest: SealedEntry?, at head: ChainHead) throws {
+        guard let newest, newest.entryHash != authenticHead.withLock({ $0 }) else { return }
+        let refusal = "cannot append after the newest entry (seq \(head.seq)): "
+        let key: SigningKey
+        do {
+            key = try signingKey(id: newest.header.signingKeyId)
+        } catch let error as LogStoreError where error.code == .missingKey {
+            throw LogStoreError(
+                .corruptState,
+                refusal + "it is signed by key \(newest.header.signingKeyId), which this device does not hold: it was "
+                    + "not written here; run `auditctl verify`"
+            )
+        }
+        guard newest.isSigned(by: key.publicKey) else {
+            throw LogStoreError(
+                .corruptState,
+                refusal + "its signature does not verify: it was altered or forged behind the log's back; run "
+                    + "`auditctl verify`"
+            )
+        }
+        authenticHead.withLock { $0 = newest.entryHash }
     }
 
     /// Refuses to seal after a head that is behind where the log's own records say it reached: its last checkpoint

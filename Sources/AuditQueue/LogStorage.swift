@@ -8,11 +8,15 @@ public struct LogSnapshot: Sendable {
     public var head: ChainHead?
     /// Small key/value metadata kept beside the log (active key ids, latest checkpoint...).
     public var metadata: [String: String]
+    /// The newest entry as stored, when it can be chained from: ``AuditLog`` checks its signature before sealing
+    /// after it. A storage that leaves it nil is trusted not to hold forgeries.
+    public var newest: SealedEntry?
 
     /// Creates a snapshot.
-    public init(head: ChainHead?, metadata: [String: String]) {
+    public init(head: ChainHead?, metadata: [String: String], newest: SealedEntry? = nil) {
         self.head = head
         self.metadata = metadata
+        self.newest = newest
     }
 }
 

@@ -9,7 +9,13 @@ public final class MemoryLogStorage: LogStorage {
         var metadata: [String: String] = [:]
         var delivery = DeliveryTable()
 
-        var snapshot: LogSnapshot { LogSnapshot(head: heads.last, metadata: metadata) }
+        var snapshot: LogSnapshot {
+            LogSnapshot(
+                head: heads.last,
+                metadata: metadata,
+                newest: entries.last.flatMap { try? SealedEntry(serialized: $0.bytes) }
+            )
+        }
 
         mutating func apply(_ append: LogAppend) throws {
             try write(append.entries, priorities: append.entryPriorities)

@@ -85,6 +85,7 @@ public final class SQLiteLogStorage: LogStorage {
             metadata[try text(row, 0)] = try text(row, 1)
         }
         var head: ChainHead?
+        var newest: SealedEntry?
         try forEachRow(
             db.cachedStatement(sql: "SELECT seq, bytes FROM entries ORDER BY seq DESC LIMIT 1"),
             in: db
@@ -98,8 +99,9 @@ public final class SQLiteLogStorage: LogStorage {
             // malformed entry; a moved one leaves a gap), appends refuse it.
             let entry = (try? SealedEntry(serialized: blob(row, 1))).flatMap { $0.header.seq == UInt64(seq) ? $0 : nil }
             head = ChainHead(logId: entry?.header.logId ?? [], seq: UInt64(seq), hash: entry?.entryHash ?? [])
+            newest = entry
         }
-        return LogSnapshot(head: head, metadata: metadata)
+        return LogSnapshot(head: head, metadata: metadata, newest: newest)
     }
 
     /// Steps `statement` to its end, calling `body` with each row, and resets it.

@@ -69,7 +69,9 @@ import Glibc
         )
         _ = try await log.append([event])
         _ = try await log.writeCheckpoint()
-        let queue = try DatabaseQueue(path: state.databasePath)
+        var busy = Configuration()
+        busy.busyMode = .timeout(30)  // the log's background checkpointer may hold the file for a moment
+        let queue = try DatabaseQueue(path: state.databasePath, configuration: busy)
         try await queue.write {
             try $0.execute(sql: "DELETE FROM entries WHERE seq >= 1; DELETE FROM delivery WHERE seq >= 1")
         }

@@ -4,10 +4,11 @@ import Foundation
 import GRDB
 import Testing
 
-/// A log whose newest entries were removed behind its back (rows deleted from the SQLite file) must not hand their
-/// sequence numbers to new entries: the collector may hold the removed ones, and a reused number is a fork.
-@Suite("A log whose newest entries were removed")
-struct CutTailTests {
+/// Appending to a log whose file was changed behind its back. A log whose newest entries were removed must not hand
+/// their sequence numbers to new entries (the collector may hold the removed ones, and a reused number is a fork);
+/// a newest entry that this device did not sign must not be chained from (the link would vouch for a forgery).
+@Suite("Appending to a log altered behind its back")
+struct TamperedHeadTests {
     let directory: TemporaryDirectory
     let path: String
     let keys: KeyStore
@@ -27,9 +28,17 @@ struct CutTailTests {
         return log
     }
 
+    /// A connection of the test's own, as another process would open one: it waits for the log's connections
+    /// (the background checkpointer may hold the file for a moment) instead of failing at once.
+    func connection() throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        return try DatabaseQueue(path: path, configuration: configuration)
+    }
+
     /// Changes the file with SQL, as someone with write access to it would, and opens the log again.
     func tamper(_ sql: String) async throws -> AuditLog {
-        let queue = try DatabaseQueue(path: path)
+        let queue = try connection()
         try await queue.write { try $0.execute(sql: sql) }
         try queue.close()
         return try AuditLog(storage: SQLiteLogStorage(path: path), keys: keys)
@@ -45,7 +54,7 @@ struct CutTailTests {
     }
 
     func count(_ table: String) async throws -> Int {
-        let queue = try DatabaseQueue(path: path)
+        let queue = try connection()
         defer { try? queue.close() }
         return try await queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(table)") ?? -1 }
     }
@@ -97,6 +106,43 @@ struct CutTailTests {
         )
         #expect(try log.info().head.seq == 6)
         #expect(error?.message == "the log's metadata dataKeySinceSeq is not a sequence number: x")
+    }
+
+    @Test("a newest entry whose signed part was altered is not chained from, in a process that had not seen it")
+    func alteredNewestEntry() async throws {
+        _ = try await makeLog()
+        // Byte 120 lies in the stored payload digest, which the entry hash (and so the signature) covers.
+        let log = try await tamper(
+            "UPDATE entries SET bytes = substr(bytes, 1, 120) || x'ff' || substr(bytes, 122) WHERE seq = 6"
+        )
+        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
+        #expect(error?.code == .corruptState)
+        #expect(
+            error?.message == "cannot append after the newest entry (seq 6): its signature does not verify: it was "
+                + "altered or forged behind the log's back; run `auditctl verify`"
+        )
+        #expect(throws: LogStoreError.self) { try log.checkAppendable() }
+        #expect(try await count("entries") == 7)
+    }
+
+    @Test("a newest entry signed by a key this device does not hold is not chained from")
+    func foreignNewestEntry() async throws {
+        _ = try await makeLog()
+        let other = try await AuditLog.create(
+            storage: MemoryLogStorage(),
+            keys: KeyStore(directory: directory.path + "/other-keys", credentialsDirectory: nil),
+            deviceId: "other"
+        )
+        _ = try await other.append((1...6).map(AuditLogTests.event))
+        let foreign = try #require(try other.storage.entries(from: 6, through: 6, limit: 1).first)
+        let foreignKey = try other.activeSigningKey().id
+        let log = try await tamper("UPDATE entries SET bytes = x'\(Hex.encode(foreign.bytes))' WHERE seq = 6")
+        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
+        #expect(error?.code == .corruptState)
+        #expect(
+            error?.message == "cannot append after the newest entry (seq 6): it is signed by key \(foreignKey), which "
+                + "this device does not hold: it was not written here; run `auditctl verify`"
+        )
     }
 
     @Test("an intact log appends after its checkpoint and rotation, at and past the recorded numbers")
