@@ -50,7 +50,8 @@ struct ExportCommand: AsyncParsableCommand {
             checkpoint = try log.latestCheckpoint()
         }
         let info = try log.info()
-        let last = to ?? info.head.seq
+        // The header announces what the bundle holds: never past the newest entry.
+        let last = min(to ?? info.head.seq, info.head.seq)
         guard from <= last else { throw CLIError("--from \(from) is after the newest entry, seq \(last)") }
         // A checkpoint past an explicit --to would report the rest of the log as cut; without --to, one past the
         // head is kept: it is the evidence that the log was cut.

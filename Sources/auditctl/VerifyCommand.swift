@@ -108,7 +108,23 @@ struct VerifyCommand: ParsableCommand {
             verifier.consume(entry.bytes, storageSeq: entry.seq)
             if verifier.entriesConsumed % 10_000 == 0 { progress(verifier.entriesConsumed) }
         }
-        return verifier.finish()
+        var report = verifier.finish()
+        // The header is not signed, but a file that ends before the entries it announces was cut (or copied in
+        // part): said, unless a checkpoint already reports the cut.
+        if let reached = report.head?.seq, reached < header.lastSeq,
+            !report.problems.contains(where: { $0.kind == .truncated })
+        {
+            report.problems.append(
+                .init(
+                    seq: reached + 1,
+                    lastSeq: header.lastSeq,
+                    kind: .truncated,
+                    detail: "the bundle's entries end at \(reached) but its header announces entries through seq "
+                        + "\(header.lastSeq)"
+                )
+            )
+        }
+        return report
     }
 
     private func output(_ report: VerificationReport) {

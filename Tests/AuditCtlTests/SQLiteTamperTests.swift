@@ -122,6 +122,21 @@ struct SQLiteTamperTests {
         #expect(try await verify(["--public-key", publicKeys]) == (1, ["3:payloadModified"]))
     }
 
+    @Test("a bundle file cut after its header is reported truncated through the seq its header announces")
+    func cutBundleFile() async throws {
+        let bundle = directory.path + "/part.bundle"
+        // --to past the head announces the head (6), not 40; and it carries no checkpoint (none is stored).
+        let export = try await CLIHarness.auditctl(state, ["export", "--out", bundle, "--to", "40"])
+        #expect(export.stdout.contains("exported 7 entries (seq 0...6)"), "\(export.stdout)")
+        #expect(try await verify(["--bundle", bundle]) == (0, []))
+        let lines = try String(contentsOfFile: bundle, encoding: .utf8).split(separator: "\n")
+        try (lines.dropLast(2).joined(separator: "\n") + "\n").write(toFile: bundle, atomically: true, encoding: .utf8)
+        let result = try await CLIHarness.auditctl(state, ["verify", "--bundle", bundle, "--json"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains(#""kind":"truncated","lastSeq":6,"seq":5"#), "\(result.stdout)")
+        #expect(result.stdout.contains("its header announces entries through seq 6"))
+    }
+
     @Test("two swapped rows are reported as reordered")
     func swappedRows() async throws {
         try edit { db in
