@@ -51,7 +51,7 @@ extension AuditLog {
             }
             guard !purged.isEmpty else { return ([], []) }
             DeliveryStatus.addDropped(["purged": purged.count], stored: sealer.storedMetadata, into: &sealer.metadata)
-            let records = DeliveryLimits.takeRemovalRecords(&table).map { sealer.seal(.accountedRemoval($0)) }
+            let records = try DeliveryLimits.takeRemovalRecords(&table).map { try sealer.seal(.accountedRemoval($0)) }
             return (purged, records)
         }
     }

@@ -1,24 +1,48 @@
 public import AuditChain
 
 /// Seals system records inside a delivery transaction, after the head that transaction read.
+///
+/// The writer is opened at the first seal, not before: a transaction that only moves delivery rows seals nothing,
+/// and goes on when the log refuses to seal (``AuditLog/checkAppendable()``). Whoever damages the newest rows must
+/// not also stop the entries before them from leaving the device.
 public struct SystemRecordSealer: Sendable {
-    var writer: LogWriter
+    private let snapshot: LogSnapshot
+    private let open: @Sendable (LogSnapshot) throws -> LogWriter
+    private(set) var writer: LogWriter?
     let time: AuditTimestamp
     /// Metadata to write with the transaction.
     public var metadata: [String: String] = [:]
 
-    /// The log's metadata as the transaction read it.
-    public var storedMetadata: [String: String] { writer.snapshot.metadata }
+    init(
+        snapshot: LogSnapshot,
+        time: AuditTimestamp,
+        open: @escaping @Sendable (LogSnapshot) throws -> LogWriter
+    ) {
+        self.snapshot = snapshot
+        self.time = time
+        self.open = open
+    }
 
-    /// The head as the transaction read it plus what was sealed since.
-    public var head: ChainHead { writer.sealer.head }
+    /// The log's metadata as the transaction read it.
+    public var storedMetadata: [String: String] { snapshot.metadata }
 
     /// Seals an accounted-removal, retention or checkpoint record.
+    /// - Throws: ``LogStoreError`` when the log refuses to seal.
     @discardableResult
-    public mutating func seal(_ record: SystemRecord) -> SealedEntry {
-        let entry = writer.sealer.seal(record, time: time)
-        writer.entries.append(entry)
+    public mutating func seal(_ record: SystemRecord) throws -> SealedEntry {
+        var current = try writer ?? open(snapshot)
+        let entry = current.sealer.seal(record, time: time)
+        current.entries.append(entry)
+        writer = current
         return entry
+    }
+
+    /// What the transaction appends: the sealed records, and the metadata set.
+    var append: LogAppend {
+        LogAppend(
+            entries: writer?.entries ?? [],
+            metadata: (writer?.metadata ?? [:]).merging(metadata) { _, new in new }
+        )
     }
 }
 
@@ -34,10 +58,9 @@ extension AuditLog {
     ) async throws -> Result {
         let now = configuration.now
         return try await storage.withDelivery(scope: scope) { snapshot, table in
-            var sealer = SystemRecordSealer(writer: try self.writer(for: snapshot), time: now())
+            var sealer = SystemRecordSealer(snapshot: snapshot, time: now()) { try self.writer(for: $0) }
             let result = try body(&table, &sealer)
-            let metadata = sealer.writer.metadata.merging(sealer.metadata) { _, new in new }
-            return (LogAppend(entries: sealer.writer.entries, metadata: metadata), result)
+            return (sealer.append, result)
         }
     }
 

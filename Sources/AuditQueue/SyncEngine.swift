@@ -190,7 +190,7 @@ public actor SyncEngine {
             if mayAttempt {
                 // The records travel in the batches that follow: they are pending rows from the commit on.
                 for removal in DeliveryLimits.takeRemovalRecords(&table) {
-                    sealer.seal(.accountedRemoval(removal))
+                    try sealer.seal(.accountedRemoval(removal))
                     prepared.recordsSealed += 1
                 }
             }

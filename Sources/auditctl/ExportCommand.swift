@@ -30,6 +30,9 @@ struct ExportCommand: AsyncParsableCommand {
             let handle = FileHandle(forWritingAtPath: out)
         else { throw CLIError("cannot create \(out)") }
         defer { try? handle.close() }
+        // A failed export leaves no file that looks like a bundle.
+        var written = false
+        defer { if !written { try? FileManager.default.removeItem(atPath: out) } }
         var checkpoint: SignedCheckpoint?
         if to == nil {
             do {
@@ -81,6 +84,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         try handle.write(contentsOf: buffer)
         try handle.synchronize()
+        written = true
         if output.json {
             printJSON(
                 .object(["out": .string(out), "entries": .integer(Int64(count)), "lastSeq": .integer(Int64(last))])

@@ -90,6 +90,20 @@ struct TamperedHeadTests {
         #expect(report.problems.map { "\($0.seq)-\($0.lastSeq):\($0.kind)" } == ["3-4:truncated"])
     }
 
+    @Test("a log that refuses to seal still delivers the entries it holds: damage at the head does not stop them")
+    func deliveryGoesOn() async throws {
+        _ = try await makeLog()
+        let log = try await tamper("DELETE FROM entries WHERE seq >= 3; DELETE FROM delivery WHERE seq >= 3")
+        #expect(throws: LogStoreError.self) { try log.checkAppendable() }
+        let transport = ScriptedTransport()
+        let engine = try SyncEngine(log: log, transport: transport)
+        let report = try await engine.cycle()
+        #expect(report.delivered == 3, "\(report)")
+        #expect(transport.delivered.keys.sorted() == [0, 1, 2])
+        #expect(try log.storage.deliveryTable().count(.pending) == 0)
+        await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
+    }
+
     @Test("with the queue's rows left, an entry deleted after the last checkpoint keeps its number from reuse")
     func cutAfterTheLastCheckpoint() async throws {
         let (log, error) = try await refusedAppend(after: "DELETE FROM entries WHERE seq = 6")
