@@ -37,6 +37,20 @@ public struct SystemRecordSealer: Sendable {
         return entry
     }
 
+    /// Whether the log lets this transaction seal (``AuditLog/checkAppendable()``). When it does not, the caller
+    /// leaves removed rows waiting for their records, as it does while delivery is paused, and goes on delivering:
+    /// nothing new enters a log that refuses to seal, so its queue cannot grow meanwhile.
+    /// - Throws: ``LogStoreError`` for a failure other than the log's refusal (a key that cannot be read).
+    public mutating func maySeal() throws -> Bool {
+        guard writer == nil else { return true }
+        do {
+            writer = try open(snapshot)
+            return true
+        } catch let error as LogStoreError where error.code == .corruptState {
+            return false
+        }
+    }
+
     /// What the transaction appends: the sealed records, and the metadata set.
     var append: LogAppend {
         LogAppend(

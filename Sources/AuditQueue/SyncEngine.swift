@@ -187,8 +187,9 @@ public actor SyncEngine {
             if stored.map({ effective - $0 >= 60_000 }) ?? true {
                 sealer.metadata[DeliveryStatus.Meta.effectiveTime] = String(effective)
             }
-            if mayAttempt {
-                // The records travel in the batches that follow: they are pending rows from the commit on.
+            // The records travel in the batches that follow: they are pending rows from the commit on. A log that
+            // refuses to seal keeps its removed rows waiting for their records, and still delivers the rest.
+            if mayAttempt, try sealer.maySeal() {
                 for removal in DeliveryLimits.takeRemovalRecords(&table) {
                     try sealer.seal(.accountedRemoval(removal))
                     prepared.recordsSealed += 1
@@ -226,11 +227,19 @@ public actor SyncEngine {
         }
         if let retention = policy.retention, report.delivered > 0 {
             let cutoff = AuditTimestamp(millisecondsSinceEpoch: effective - retention.milliseconds)
-            if let record = try await log.pruneDelivered(before: cutoff),
-                case .retentionPrune(let removal) = try SystemRecord(kind: record.header.kind, payload: record.payload)
-            {
-                report.pruned = removal.lastSeq
-                emit("info", "retention pruned delivered entries", ["through": String(removal.lastSeq)])
+            do {
+                if let record = try await log.pruneDelivered(before: cutoff),
+                    case .retentionPrune(let removal) = try SystemRecord(
+                        kind: record.header.kind,
+                        payload: record.payload
+                    )
+                {
+                    report.pruned = removal.lastSeq
+                    emit("info", "retention pruned delivered entries", ["through": String(removal.lastSeq)])
+                }
+            } catch let error as LogStoreError where error.code == .corruptState {
+                // Pruning seals its record: a log that refuses to seal keeps its delivered entries for now.
+                emit("warning", "retention skipped: the log refuses to seal", ["error": error.message])
             }
         }
         report.health = pipeline.health(pending: report.pending, at: clocks.monotonic(), policy: policy)

@@ -104,6 +104,26 @@ struct TamperedHeadTests {
         await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
     }
 
+    @Test(
+        "past its limits, a log that refuses to seal keeps removed rows waiting for their records and delivers the rest"
+    )
+    func deliveryGoesOnPastTheLimits() async throws {
+        _ = try await makeLog()
+        let log = try await tamper("DELETE FROM entries WHERE seq >= 3; DELETE FROM delivery WHERE seq >= 3")
+        var policy = DeliveryPolicy()
+        policy.maxEvents = 1  // events 1 and 2 are pending: the older one leaves the queue
+        let transport = ScriptedTransport()
+        let engine = try SyncEngine(log: log, transport: transport, policy: policy)
+        let report = try await engine.cycle()
+        #expect(report.removed == ["fifo": 1], "\(report)")
+        #expect(report.recordsSealed == 0)
+        #expect(transport.delivered.keys.sorted() == [0, 2])
+        let table = try log.storage.deliveryTable()
+        #expect(table.items[1]?.state == .removed, "seq 1 waits for the record that accounts for it")
+        #expect(table.count(.pending) == 0)
+        #expect(try await count("entries") == 3)
+    }
+
     @Test("with the queue's rows left, an entry deleted after the last checkpoint keeps its number from reuse")
     func cutAfterTheLastCheckpoint() async throws {
         let (log, error) = try await refusedAppend(after: "DELETE FROM entries WHERE seq = 6")
