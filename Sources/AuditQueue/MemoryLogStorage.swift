@@ -6,16 +6,11 @@ public final class MemoryLogStorage: LogStorage {
     private struct State {
         var entries: [StoredEntry] = []
         var heads: [ChainHead] = []
+        var newest: SealedEntry?
         var metadata: [String: String] = [:]
         var delivery = DeliveryTable()
 
-        var snapshot: LogSnapshot {
-            LogSnapshot(
-                head: heads.last,
-                metadata: metadata,
-                newest: entries.last.flatMap { try? SealedEntry(serialized: $0.bytes) }
-            )
-        }
+        var snapshot: LogSnapshot { LogSnapshot(head: heads.last, metadata: metadata, newest: newest) }
 
         mutating func apply(_ append: LogAppend) throws {
             try write(append.entries, priorities: append.entryPriorities)
@@ -43,6 +38,7 @@ public final class MemoryLogStorage: LogStorage {
             for (entry, priority) in zip(written, priorities) {
                 entries.append(StoredEntry(seq: entry.header.seq, bytes: entry.serialized))
                 heads.append(ChainHead(logId: entry.header.logId, seq: entry.header.seq, hash: entry.entryHash))
+                newest = entry
                 delivery.items[entry.header.seq] = DeliveryItem(
                     seq: entry.header.seq,
                     priority: priority,

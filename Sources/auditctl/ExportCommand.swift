@@ -40,7 +40,7 @@ struct ExportCommand: AsyncParsableCommand {
             } catch let error as LogStoreError where error.code == .corruptState {
                 // A damaged log refuses appends, and an investigator needs its bundle most: export it as it is,
                 // with the latest checkpoint it stored (which shows a cut tail to `verify --bundle`).
-                checkpoint = try? log.latestCheckpoint()
+                checkpoint = storedCheckpoint(log.storage)
                 let kept = checkpoint.map { "the latest stored checkpoint (seq \($0.seq))" } ?? "no checkpoint"
                 FileHandle.standardError.write(
                     Data(

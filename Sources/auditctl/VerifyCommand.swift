@@ -63,21 +63,6 @@ struct VerifyCommand: ParsableCommand {
         if !report.isClean { throw ExitCode(1) }
     }
 
-    /// The latest checkpoint the log stored beside its entries (signed, so it cannot be forged, only removed).
-    private func storedCheckpoint(_ storage: SQLiteLogStorage) -> SignedCheckpoint? {
-        do {
-            return try AuditLog.latestCheckpoint(of: storage)
-        } catch {
-            FileHandle.standardError.write(
-                Data(
-                    "auditctl: warning: the log's stored checkpoint cannot be read (\(error)); the tail is unchecked\n"
-                        .utf8
-                )
-            )
-            return nil
-        }
-    }
-
     private func verifyBundle(
         _ path: String,
         pinned: [Curve25519.Signing.PublicKey]?,
@@ -189,5 +174,20 @@ final class LineReader {
             let chunk = handle.readData(ofLength: 1 << 20)
             if chunk.isEmpty { eof = true } else { buffer.append(contentsOf: chunk) }
         }
+    }
+}
+
+/// The latest checkpoint the log stored beside its entries (signed, so it can be removed but not forged), for the
+/// commands that fall back on it; one that cannot be read is said on standard error, not passed over.
+func storedCheckpoint(_ storage: any LogStorage) -> SignedCheckpoint? {
+    do {
+        return try AuditLog.latestCheckpoint(of: storage)
+    } catch {
+        FileHandle.standardError.write(
+            Data(
+                "auditctl: warning: the log's stored checkpoint cannot be read (\(error)); the tail is unchecked\n".utf8
+            )
+        )
+        return nil
     }
 }
