@@ -5,8 +5,12 @@ public import AuditChain
 /// The writer is opened at the first seal, not before: a transaction that only moves delivery rows seals nothing,
 /// and goes on when the log refuses to seal (``AuditLog/checkAppendable()``). Whoever damages the newest rows must
 /// not also stop the entries before them from leaving the device.
-public struct SystemRecordSealer: Sendable {
+///
+/// An accounted removal is sealed only for entries the log still holds, and states the hash of its last entry as the
+/// log holds it (``SystemRecordSealer/seal(_:)``).
+public struct SystemRecordSealer {
     private let snapshot: LogSnapshot
+    private let reader: any LogEntryReader
     private let open: @Sendable (LogSnapshot) throws -> LogWriter
     private(set) var writer: LogWriter?
     let time: AuditTimestamp
@@ -15,10 +19,12 @@ public struct SystemRecordSealer: Sendable {
 
     init(
         snapshot: LogSnapshot,
+        reader: any LogEntryReader,
         time: AuditTimestamp,
         open: @escaping @Sendable (LogSnapshot) throws -> LogWriter
     ) {
         self.snapshot = snapshot
+        self.reader = reader
         self.time = time
         self.open = open
     }
@@ -27,14 +33,56 @@ public struct SystemRecordSealer: Sendable {
     public var storedMetadata: [String: String] { snapshot.metadata }
 
     /// Seals an accounted-removal, retention or checkpoint record.
-    /// - Throws: ``LogStoreError`` when the log refuses to seal.
+    ///
+    /// An accounted removal's `lastRemovedHash` is taken from the log's entry at `lastSeq`, not from the delivery
+    /// rows: those are unsigned copies, and a wrong hash in a signed record would strand the collector, which
+    /// chains across the removed range with it.
+    /// - Throws: ``LogStoreError`` when the log refuses to seal; `corruptState` also when the log no longer holds
+    ///   every entry of an accounted removal's range, or cannot read its last one.
     @discardableResult
     public mutating func seal(_ record: SystemRecord) throws -> SealedEntry {
+        var record = record
+        if case .accountedRemoval(var removal) = record {
+            removal.lastRemovedHash = try Self.heldHash(of: removal, in: reader)
+            record = .accountedRemoval(removal)
+        }
         var current = try writer ?? open(snapshot)
         let entry = current.sealer.seal(record, time: time)
         current.entries.append(entry)
         writer = current
         return entry
+    }
+
+    /// The hash of the last entry `removal` accounts for, after checking that the log holds every entry of its
+    /// range. Entries that leave delivery stay in the log (retention alone deletes them, and only delivered ones),
+    /// so an entry missing there was deleted behind the log's back. A record would then turn that deletion into an
+    /// accounted removal signed by the device, which `auditctl verify` accepts: instead the record is refused, and
+    /// verify goes on reporting the entries missing.
+    private static func heldHash(of removal: SystemRecord.Removal, in reader: any LogEntryReader) throws -> [UInt8] {
+        let (first, last) = (removal.firstSeq, removal.lastSeq)
+        guard first <= last else {
+            throw LogStoreError(.invalidInput, "a removal of the range \(first)–\(last), which is empty")
+        }
+        let what = "cannot seal the removal of entries \(first)–\(last) (\(removal.reason))"
+        let held = try reader.count(from: first, through: last)
+        guard held > 0, UInt64(held - 1) == last - first else {
+            throw LogStoreError(
+                .corruptState,
+                "\(what): the log holds \(held) of the \(last - first + 1) entries of that range. Entries that leave "
+                    + "delivery stay in the log, so the others were deleted behind its back, and the device does not "
+                    + "sign that they left by policy. `auditctl verify` reports them missing"
+            )
+        }
+        guard let stored = try reader.entry(at: last), let entry = try? SealedEntry(serialized: stored.bytes),
+            entry.header.seq == last
+        else {
+            throw LogStoreError(
+                .corruptState,
+                "\(what): the entry stored under seq \(last) does not parse as entry \(last), so its hash is "
+                    + "unknown (altered behind the log's back); run `auditctl verify`"
+            )
+        }
+        return entry.entryHash
     }
 
     /// Whether the log lets this transaction seal (``AuditLog/checkAppendable()``). When it does not, the caller
@@ -71,8 +119,10 @@ extension AuditLog {
         _ body: @Sendable (inout DeliveryTable, inout SystemRecordSealer) throws -> Result
     ) async throws -> Result {
         let now = configuration.now
-        return try await storage.withDelivery(scope: scope) { snapshot, table in
-            var sealer = SystemRecordSealer(snapshot: snapshot, time: now()) { try self.writer(for: $0) }
+        return try await storage.withDelivery(scope: scope) { snapshot, table, reader in
+            var sealer = SystemRecordSealer(snapshot: snapshot, reader: reader, time: now()) {
+                try self.writer(for: $0)
+            }
             let result = try body(&table, &sealer)
             return (sealer.append, result)
         }

@@ -65,6 +65,15 @@ public protocol LogEntrySink {
     func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws
 }
 
+/// Reads the log's entries as an open write transaction sees them. Valid only while the body that received it
+/// runs, and on the thread that runs it.
+public protocol LogEntryReader {
+    /// How many entries are stored under sequence numbers `from ... through`.
+    func count(from: UInt64, through: UInt64) throws -> Int
+    /// The entry stored under `seq`, or nil.
+    func entry(at seq: UInt64) throws -> StoredEntry?
+}
+
 /// The storage under the log: a small protocol so the chain logic is tested without SQLite.
 ///
 /// Implementations make ``append(_:)`` atomic and exclusive across threads *and processes*: the body sees the
@@ -89,11 +98,11 @@ public protocol LogStorage: Sendable {
     func size() throws -> (count: Int, bytes: Int)
 
     /// Runs `body` in one exclusive write transaction with the rows of `scope` of the delivery table loaded
-    /// (the rest counted); commits the loaded rows as the body leaves them together with the entries and metadata
-    /// it returns (which join the table as pending).
+    /// (the rest counted), and a reader of the entries the transaction sees; commits the loaded rows as the body
+    /// leaves them together with the entries and metadata it returns (which join the table as pending).
     func withDelivery<Result: Sendable>(
         scope: DeliveryScope,
-        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable, any LogEntryReader) throws -> (LogAppend, Result)
     ) async throws -> Result
 
     /// The rows of `scope` of the delivery table, the rest counted (a read, not a transaction).
@@ -118,7 +127,7 @@ extension LogStorage {
 
     /// ``withDelivery(scope:_:)`` with every row loaded.
     public func withDelivery<Result: Sendable>(
-        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable, any LogEntryReader) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try await withDelivery(scope: .all, body)
     }
@@ -172,7 +181,7 @@ extension ForwardingLogStorage {
 
     public func withDelivery<Result: Sendable>(
         scope: DeliveryScope,
-        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable, any LogEntryReader) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try await base.withDelivery(scope: scope, body)
     }

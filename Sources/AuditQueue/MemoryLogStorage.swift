@@ -69,6 +69,17 @@ public final class MemoryLogStorage: LogStorage {
         }
     }
 
+    /// The entries a transaction sees.
+    private struct Reader: LogEntryReader {
+        let entries: [StoredEntry]
+
+        func count(from: UInt64, through: UInt64) throws -> Int {
+            entries.count { $0.seq >= from && $0.seq <= through }
+        }
+
+        func entry(at seq: UInt64) throws -> StoredEntry? { entries.first { $0.seq == seq } }
+    }
+
     private let state = Mutex(State())
 
     /// Creates an empty storage.
@@ -91,13 +102,13 @@ public final class MemoryLogStorage: LogStorage {
 
     public func withDelivery<Result: Sendable>(
         scope: DeliveryScope,
-        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable, any LogEntryReader) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try state.withLock { state in
             var copy = state
             let old = copy.delivery.scoped(scope)
             var table = old
-            let (append, result) = try body(copy.snapshot, &table)
+            let (append, result) = try body(copy.snapshot, &table, Reader(entries: copy.entries))
             let (deleted, upserted) = table.changes(from: old)
             for seq in deleted { copy.delivery.items[seq] = nil }
             for item in upserted { copy.delivery.items[item.seq] = item }

@@ -162,13 +162,13 @@ extension SQLiteLogStorage {
 
     public func withDelivery<Result: Sendable>(
         scope: DeliveryScope,
-        _ body: @Sendable (LogSnapshot, inout DeliveryTable) throws -> (LogAppend, Result)
+        _ body: @Sendable (LogSnapshot, inout DeliveryTable, any LogEntryReader) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try await transaction { writer, snapshot in
             let db = writer.db
             let old = try Self.readDelivery(db, scope: scope)
             var table = old
-            let (append, result) = try body(snapshot, &table)
+            let (append, result) = try body(snapshot, &table, TransactionReader(db: db))
             try Self.writeDelivery(db, from: old, to: table)
             return (append, result)
         }
@@ -176,6 +176,23 @@ extension SQLiteLogStorage {
 
     public func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable {
         try pool.read { try Self.readDelivery($0, scope: scope) }
+    }
+
+    /// Reads entries through the connection of the transaction that received it.
+    private struct TransactionReader: LogEntryReader {
+        let db: Database
+
+        func count(from: UInt64, through: UInt64) throws -> Int {
+            guard from <= through else { return 0 }
+            let statement = try db.cachedStatement(sql: "SELECT count(*) FROM entries WHERE seq BETWEEN ? AND ?")
+            return try Int.fetchOne(statement, arguments: [Int64(clamping: from), Int64(clamping: through)]) ?? 0
+        }
+
+        func entry(at seq: UInt64) throws -> StoredEntry? {
+            guard let key = Int64(exactly: seq) else { return nil }
+            let statement = try db.cachedStatement(sql: "SELECT bytes FROM entries WHERE seq = ?")
+            return try Data.fetchOne(statement, arguments: [key]).map { StoredEntry(seq: seq, bytes: Array($0)) }
+        }
     }
 
     public func prune(

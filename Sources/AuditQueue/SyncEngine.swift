@@ -55,6 +55,8 @@ public actor SyncEngine {
         public var removed: [String: Int] = [:]
         /// Accounted-removal records sealed.
         public var recordsSealed = 0
+        /// Accounted-removal records refused because the log no longer holds their entries: their rows wait.
+        public var recordsRefused = 0
         /// The batch-level failure, if any.
         public var failure: String?
         /// Health after the cycle.
@@ -85,6 +87,8 @@ public actor SyncEngine {
     private var clock: EffectiveClock
     private var notBefore: [UInt64: Duration] = [:]
     private var replayDue = false
+    /// The refused accounted removals already logged (each is logged once, not every cycle).
+    private var reportedRefusals: Set<String> = []
     private var lastHealth: DeliveryHealth?
     /// Duration of the last answered request.
     public private(set) var lastLatency: Duration?
@@ -190,9 +194,20 @@ public actor SyncEngine {
             // The records travel in the batches that follow: they are pending rows from the commit on. A log that
             // refuses to seal keeps its removed rows waiting for their records, and still delivers the rest.
             if mayAttempt, try sealer.maySeal() {
+                let before = table
                 for removal in DeliveryLimits.takeRemovalRecords(&table) {
-                    try sealer.seal(.accountedRemoval(removal))
-                    prepared.recordsSealed += 1
+                    do {
+                        try sealer.seal(.accountedRemoval(removal))
+                        prepared.recordsSealed += 1
+                    } catch let error as LogStoreError where error.code == .corruptState {
+                        // Entries deleted behind the log's back: their rows keep waiting (removed, no record), so
+                        // they are never accounted for, and the rest of the queue is still delivered.
+                        for item in before.items.values
+                        where item.state == .removed && (removal.firstSeq...removal.lastSeq).contains(item.seq) {
+                            table.items[item.seq] = item
+                        }
+                        prepared.refused.append(error.message)
+                    }
                 }
             }
             prepared.pending = table.count(.pending) + prepared.recordsSealed
@@ -212,6 +227,11 @@ public actor SyncEngine {
         }
         report.removed = prepared.removed
         report.recordsSealed = prepared.recordsSealed
+        report.recordsRefused = prepared.refused.count
+        for message in prepared.refused where !reportedRefusals.contains(message) {
+            emit("error", "an accounted removal was refused", ["error": message])
+            reportedRefusals.insert(message)
+        }
         report.pending = prepared.pending
         for (reason, count) in prepared.removed where count > 0 {
             emit("warning", "entries left delivery", ["reason": reason, "count": String(count)])
@@ -256,6 +276,7 @@ public actor SyncEngine {
         var selected: [UInt64] = []
         var replayed: Set<UInt64> = []
         var recordsSealed = 0
+        var refused: [String] = []
         var pending = 0
     }
 

@@ -56,7 +56,7 @@ struct DeliveryScopeTests {
 
     /// Replaces the whole delivery table of `storage`.
     static func store(_ table: DeliveryTable, in storage: any LogStorage) async throws {
-        try await storage.withDelivery(scope: .all) { _, current in
+        try await storage.withDelivery(scope: .all) { _, current, _ in
             current = table
             return (LogAppend(entries: [], metadata: [:]), ())
         }
@@ -165,7 +165,7 @@ struct DeliveryScopeTests {
         let full = Self.randomTable(&random)
         try await Self.store(full, in: storage)
         let first = try #require(full.items.keys.min())
-        try await storage.withDelivery(scope: .rows([first])) { _, table in
+        try await storage.withDelivery(scope: .rows([first])) { _, table, _ in
             #expect(table.items.count == 1)
             table.items[first] = nil
             return (LogAppend(entries: [], metadata: [:]), ())
