@@ -1,4 +1,5 @@
 public import AuditChain
+import Crypto
 import Synchronization
 
 /// Where an appended event landed.
@@ -321,7 +322,66 @@ public final class AuditLog: Sendable {
         }
         try Self.refuseCutTail(head: head, metadata: snapshot.metadata)
         try authenticate(snapshot.newest, at: head)
+        try Self.refuseInactiveKeys(snapshot)
         return head
+    }
+
+    /// Refuses active keys in the metadata other than those the chain makes active: the signing key of the newest
+    /// entry (or the one it introduces, for a rotation) and the data key of ``LogSnapshot/keySource``. The metadata
+    /// is unsigned: rewound to a retired key, it would have the device sign new entries that `verify` then calls
+    /// `unknownKey`, or encrypt new events under a data key retired because it leaked.
+    private static func refuseInactiveKeys(_ snapshot: LogSnapshot) throws {
+        // A storage that gives no newest entry is trusted (as for the signature check).
+        guard let newest = snapshot.newest else { return }
+        guard let source = snapshot.keySource else {
+            throw LogStoreError(
+                .corruptState,
+                "cannot tell which data key is active: on the way back from the newest entry (seq "
+                    + "\(newest.header.seq)) to the last event or key rotation, an entry is missing, malformed or "
+                    + "does not link; run `auditctl verify`"
+            )
+        }
+        let signing =
+            newest.header.kind == .keyRotation
+            ? try introducedKeys(newest).signing : newest.header.signingKeyId
+        let data = source.header.kind == .event ? source.header.dataKeyId : try introducedKeys(source).data
+        for (key, chain, what) in [(Meta.signingKeyId, signing, "signing"), (Meta.dataKeyId, data, "data")] {
+            let stored = snapshot.metadata[key] ?? "nothing"
+            guard stored == chain.hex else {
+                throw LogStoreError(
+                    .corruptState,
+                    "the log's metadata names \(stored) as the active \(what) key, but its chain makes \(chain) "
+                        + "active: the metadata was altered behind the log's back. Appends are refused so that "
+                        + "nothing is signed or encrypted with a retired key; run `auditctl verify`"
+                )
+            }
+        }
+    }
+
+    /// The keys a genesis or key rotation makes active, read from its payload (which its digest must match).
+    private static func introducedKeys(_ entry: SealedEntry) throws -> (signing: KeyID, data: KeyID) {
+        let record =
+            entry.payloadDigestMatches ? try? SystemRecord(kind: entry.header.kind, payload: entry.payload) : nil
+        let publicKey: [UInt8]
+        let data: KeyID
+        switch record {
+        case .genesis(let genesis)?: (publicKey, data) = (genesis.signingPublicKey, genesis.dataKeyId)
+        case .keyRotation(let rotation)?: (publicKey, data) = (rotation.newSigningPublicKey, rotation.newDataKeyId)
+        default:
+            throw LogStoreError(
+                .corruptState,
+                "cannot tell which keys are active: the \(entry.header.kind) at seq \(entry.header.seq) cannot be "
+                    + "read; run `auditctl verify`"
+            )
+        }
+        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: publicKey) else {
+            throw LogStoreError(
+                .corruptState,
+                "cannot tell which keys are active: the \(entry.header.kind) at seq \(entry.header.seq) names no "
+                    + "valid signing key; run `auditctl verify`"
+            )
+        }
+        return (KeyID.signing(key), data)
     }
 
     /// Checks the newest entry's signature with this device's key before anything chains from it, so that an entry

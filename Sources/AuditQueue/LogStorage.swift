@@ -11,12 +11,48 @@ public struct LogSnapshot: Sendable {
     /// The newest entry as stored, when it can be chained from: ``AuditLog`` checks its signature before sealing
     /// after it. A storage that leaves it nil is trusted not to hold forgeries.
     public var newest: SealedEntry?
+    /// The newest entry that names the active data key (an event, a key rotation or the genesis), found from
+    /// ``newest`` back along the links by ``keySource(from:previous:)``; nil when `newest` is nil or the way back
+    /// breaks. ``AuditLog`` checks the active keys in the metadata against it and `newest`.
+    public var keySource: SealedEntry?
 
     /// Creates a snapshot.
-    public init(head: ChainHead?, metadata: [String: String], newest: SealedEntry? = nil) {
+    public init(
+        head: ChainHead?,
+        metadata: [String: String],
+        newest: SealedEntry? = nil,
+        keySource: SealedEntry? = nil
+    ) {
         self.head = head
         self.metadata = metadata
         self.newest = newest
+        self.keySource = keySource
+    }
+
+    /// Whether an entry of `kind` names the data key active after it: an event its own, a rotation and the genesis
+    /// the one they introduce. Checkpoints and removal records name none.
+    static func namesDataKey(_ kind: RecordKind) -> Bool {
+        kind == .event || kind == .keyRotation || kind == .genesis
+    }
+
+    /// The newest entry from `newest` back that names the active data key (``keySource``). Each entry on the way
+    /// must be stored under its own number and hash to what the entry after it links to, so it is as authentic as
+    /// `newest`; nil when one is missing, does not parse or does not link. Retention never deletes entries on the
+    /// way (``AuditLog/pruneDelivered(before:)``), so a break is damage.
+    /// - Parameter previous: the bytes stored under a sequence number, or nil.
+    public static func keySource(
+        from newest: SealedEntry,
+        previous: (UInt64) throws -> [UInt8]?
+    ) rethrows -> SealedEntry? {
+        var current = newest
+        while !namesDataKey(current.header.kind) {
+            let seq = current.header.seq
+            guard seq > 0, let bytes = try previous(seq - 1), let entry = try? SealedEntry(serialized: bytes),
+                entry.header.seq == seq - 1, entry.entryHash == current.header.prevHash
+            else { return nil }
+            current = entry
+        }
+        return current
     }
 }
 

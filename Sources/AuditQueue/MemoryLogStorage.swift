@@ -7,10 +7,13 @@ public final class MemoryLogStorage: LogStorage {
         var entries: [StoredEntry] = []
         var heads: [ChainHead] = []
         var newest: SealedEntry?
+        var keySource: SealedEntry?
         var metadata: [String: String] = [:]
         var delivery = DeliveryTable()
 
-        var snapshot: LogSnapshot { LogSnapshot(head: heads.last, metadata: metadata, newest: newest) }
+        var snapshot: LogSnapshot {
+            LogSnapshot(head: heads.last, metadata: metadata, newest: newest, keySource: keySource)
+        }
 
         mutating func apply(_ append: LogAppend) throws {
             try write(append.entries, priorities: append.entryPriorities)
@@ -39,6 +42,7 @@ public final class MemoryLogStorage: LogStorage {
                 entries.append(StoredEntry(seq: entry.header.seq, bytes: entry.serialized))
                 heads.append(ChainHead(logId: entry.header.logId, seq: entry.header.seq, hash: entry.entryHash))
                 newest = entry
+                if LogSnapshot.namesDataKey(entry.header.kind) { keySource = entry }
                 delivery.items[entry.header.seq] = DeliveryItem(
                     seq: entry.header.seq,
                     priority: priority,

@@ -101,7 +101,18 @@ public final class SQLiteLogStorage: LogStorage {
             head = ChainHead(logId: entry?.header.logId ?? [], seq: UInt64(seq), hash: entry?.entryHash ?? [])
             newest = entry
         }
-        return LogSnapshot(head: head, metadata: metadata, newest: newest)
+        // Usually the newest entry itself (an event); after a checkpoint or removal record, one read or a few.
+        let keySource = try newest.flatMap { newest in
+            try LogSnapshot.keySource(from: newest) { seq in
+                guard let key = Int64(exactly: seq) else { return nil }
+                let statement = try db.cachedStatement(sql: "SELECT bytes FROM entries WHERE seq = ?")
+                sqlite3_bind_int64(statement.sqliteStatement, 1, key)
+                var bytes: [UInt8]?
+                try forEachRow(statement, in: db) { row in bytes = blob(row, 0) }
+                return bytes
+            }
+        }
+        return LogSnapshot(head: head, metadata: metadata, newest: newest, keySource: keySource)
     }
 
     /// Steps `statement` to its end, calling `body` with each row, and resets it.

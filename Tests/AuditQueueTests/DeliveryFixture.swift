@@ -85,7 +85,7 @@ final class ScriptedTransport: SyncTransport {
     }
 }
 
-/// A log on memory storage with an engine over a scripted transport and manual clocks.
+/// A log on memory storage (or SQLite) with an engine over a scripted transport and manual clocks.
 struct DeliveryFixture {
     let directory: TemporaryDirectory
     let log: AuditLog
@@ -93,13 +93,13 @@ struct DeliveryFixture {
     let clocks = ManualClocks()
     let engine: SyncEngine
 
-    init(policy: DeliveryPolicy = .init()) async throws {
+    init(policy: DeliveryPolicy = .init(), sqlite: Bool = false) async throws {
         directory = try TemporaryDirectory()
         let clocks = clocks
         var configuration = AuditLog.Configuration()
         configuration.now = { AuditTimestamp(millisecondsSinceEpoch: clocks.wall) }
         log = try await AuditLog.create(
-            storage: MemoryLogStorage(),
+            storage: sqlite ? try SQLiteLogStorage(path: directory.path + "/log.sqlite") : MemoryLogStorage(),
             keys: KeyStore(directory: directory.path + "/keys", credentialsDirectory: nil),
             deviceId: "device",
             configuration: configuration

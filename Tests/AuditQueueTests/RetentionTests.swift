@@ -31,6 +31,24 @@ struct RetentionTests {
         #expect(again.isClean, "\(again.problems)")
     }
 
+    @Test("the newest event stays when a checkpoint follows it: appends walk back to it to check the active keys")
+    func keepsTheKeySource() async throws {
+        var policy = DeliveryPolicy()
+        policy.retention = .seconds(3600)
+        let fixture = try await DeliveryFixture(policy: policy, sqlite: true)
+        try await fixture.append(3)
+        try await fixture.engine.cycle()
+        #expect(try await fixture.log.writeCheckpoint().seq == 4)
+        fixture.clocks.advance(.seconds(2 * 3600))
+        let report = try await fixture.engine.cycle()  // delivers the checkpoint, then prunes
+        #expect(report.pruned == 2, "\(report)")
+        let seqs = try fixture.log.storage.entries(from: 0, through: .max, limit: 100).map(\.seq)
+        #expect(seqs == [0, 3, 4, 5])
+        #expect(try await fixture.append(1) == [6])
+        let verification = try AuditLogTests.verify(fixture.log)
+        #expect(verification.isClean, "\(verification.problems)")
+    }
+
     @Test("an undelivered entry is never pruned, and the storage refuses to prune one")
     func keepsUndelivered() async throws {
         var policy = DeliveryPolicy()

@@ -179,6 +179,53 @@ struct TamperedHeadTests {
         )
     }
 
+    @Test("metadata rewound to a retired signing or data key is refused, whichever entry is the newest")
+    func rewoundActiveKeys() async throws {
+        let original = try await makeLog()
+        let retired = try original.storage.snapshot().metadata
+        _ = try await original.rotateKeys(reason: "test")  // seq 7
+        let active = try original.storage.snapshot().metadata
+        let queue = try connection()
+        for newest in ["rotation", "event", "checkpoint"] {
+            if newest == "event" { _ = try await original.append([AuditLogTests.event(8)]) }
+            if newest == "checkpoint" { _ = try await original.writeCheckpoint() }
+            let head = try original.info().head.seq
+            for (key, what) in [(AuditLog.Meta.signingKeyId, "signing"), (AuditLog.Meta.dataKeyId, "data")] {
+                let (old, new) = (retired[key] ?? "", active[key] ?? "")
+                let log = try await tamper("UPDATE metadata SET value = '\(old)' WHERE key = '\(key)'")
+                let error = await #expect(throws: LogStoreError.self, "\(what) key, newest \(newest)") {
+                    _ = try await log.append([AuditLogTests.event(9)])
+                }
+                #expect(error?.code == .corruptState)
+                #expect(
+                    error?.message == "the log's metadata names \(old) as the active \(what) key, but its chain "
+                        + "makes \(new) active: the metadata was altered behind the log's back. Appends are refused "
+                        + "so that nothing is signed or encrypted with a retired key; run `auditctl verify`"
+                )
+                #expect(try log.info().head.seq == head)
+                try await queue.write {
+                    try $0.execute(sql: "UPDATE metadata SET value = ? WHERE key = ?", arguments: [new, key])
+                }
+            }
+        }
+        try queue.close()
+        #expect(try await original.append([AuditLogTests.event(9)]).map(\.seq) == [10])
+    }
+
+    @Test("an entry missing between the newest checkpoint and the last event leaves the active data key unknown")
+    func brokenWayToTheKeySource() async throws {
+        let original = try await makeLog()
+        _ = try await original.writeCheckpoint()  // seq 7, after event 6
+        let log = try await tamper("DELETE FROM entries WHERE seq = 6")
+        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
+        #expect(error?.code == .corruptState)
+        #expect(
+            error?.message == "cannot tell which data key is active: on the way back from the newest entry (seq 7) "
+                + "to the last event or key rotation, an entry is missing, malformed or does not link; run "
+                + "`auditctl verify`"
+        )
+    }
+
     @Test("an intact log appends after its checkpoint and rotation, at and past the recorded numbers")
     func intactLogAppends() async throws {
         let log = try await makeLog()
