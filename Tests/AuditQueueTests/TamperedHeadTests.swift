@@ -48,9 +48,14 @@ struct TamperedHeadTests {
     func refusedAppend(after sql: String) async throws -> (AuditLog, LogStoreError?) {
         _ = try await makeLog()
         let log = try await tamper(sql)
+        return (log, await refusedAppend(to: log))
+    }
+
+    /// The error of one append to `log`, which must refuse it as corrupt state.
+    func refusedAppend(to log: AuditLog) async -> LogStoreError? {
         let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
         #expect(error?.code == .corruptState)
-        return (log, error)
+        return error
     }
 
     func count(_ table: String) async throws -> Int {
@@ -149,8 +154,7 @@ struct TamperedHeadTests {
         let log = try await tamper(
             "UPDATE entries SET bytes = substr(bytes, 1, 120) || x'ff' || substr(bytes, 122) WHERE seq = 6"
         )
-        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
-        #expect(error?.code == .corruptState)
+        let error = await refusedAppend(to: log)
         #expect(
             error?.message == "cannot append after the newest entry (seq 6): its signature does not verify: it was "
                 + "altered or forged behind the log's back; run `auditctl verify`"
@@ -171,8 +175,7 @@ struct TamperedHeadTests {
         let foreign = try #require(try other.storage.entries(from: 6, through: 6, limit: 1).first)
         let foreignKey = try other.activeSigningKey().id
         let log = try await tamper("UPDATE entries SET bytes = x'\(Hex.encode(foreign.bytes))' WHERE seq = 6")
-        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
-        #expect(error?.code == .corruptState)
+        let error = await refusedAppend(to: log)
         #expect(
             error?.message == "cannot append after the newest entry (seq 6): it is signed by key \(foreignKey), which "
                 + "this device does not hold: it was not written here; run `auditctl verify`"
@@ -217,8 +220,7 @@ struct TamperedHeadTests {
         let original = try await makeLog()
         _ = try await original.writeCheckpoint()  // seq 7, after event 6
         let log = try await tamper("DELETE FROM entries WHERE seq = 6")
-        let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
-        #expect(error?.code == .corruptState)
+        let error = await refusedAppend(to: log)
         #expect(
             error?.message == "cannot tell which data key is active: on the way back from the newest entry (seq 7) "
                 + "to the last event or key rotation, an entry is missing, malformed or does not link; run "
