@@ -243,10 +243,13 @@ public final class AuditLog: Sendable {
         return try SignedCheckpoint(json: JSONValue(parsing: Array(text.utf8)))
     }
 
-    /// The log id, device id and head.
+    /// The log id, device id and head. The log id is the newest entry's (the metadata's copy only when that entry
+    /// cannot be read): what the sync engine announces to the collector, which rejects entries of another log.
     public func info() throws -> (logId: [UInt8], deviceId: String, head: ChainHead) {
         let snapshot = try storage.snapshot()
-        guard let head = snapshot.head, let logId = snapshot.metadata[Meta.logId].flatMap(Hex.decode) else {
+        guard let head = snapshot.head,
+            let logId = head.logId.isEmpty ? snapshot.metadata[Meta.logId].flatMap(Hex.decode) : head.logId
+        else {
             throw LogStoreError(.corruptState, "the log has no head or log id")
         }
         return (logId, snapshot.metadata[Meta.deviceId] ?? "", head)
@@ -322,17 +325,27 @@ public final class AuditLog: Sendable {
         }
         try Self.refuseCutTail(head: head, metadata: snapshot.metadata)
         try authenticate(snapshot.newest, at: head)
-        try Self.refuseInactiveKeys(snapshot)
+        try Self.refuseAlteredMetadata(snapshot)
         return head
     }
 
-    /// Refuses active keys in the metadata other than those the chain makes active: the signing key of the newest
-    /// entry (or the one it introduces, for a rotation) and the data key of ``LogSnapshot/keySource``. The metadata
-    /// is unsigned: rewound to a retired key, it would have the device sign new entries that `verify` then calls
-    /// `unknownKey`, or encrypt new events under a data key retired because it leaked.
-    private static func refuseInactiveKeys(_ snapshot: LogSnapshot) throws {
+    /// Refuses metadata that contradicts the chain: a log id other than the newest entry's, or active keys other
+    /// than those the chain makes active (the signing key of the newest entry, or the one it introduces for a
+    /// rotation, and the data key of ``LogSnapshot/keySource``). The metadata is unsigned: rewound to a retired key,
+    /// it would have the device sign new entries that `verify` then calls `unknownKey`, or encrypt new events under
+    /// a data key retired because it leaked.
+    private static func refuseAlteredMetadata(_ snapshot: LogSnapshot) throws {
         // A storage that gives no newest entry is trusted (as for the signature check).
         guard let newest = snapshot.newest else { return }
+        let logId = snapshot.metadata[Meta.logId] ?? "nothing"
+        guard logId == Hex.encode(newest.header.logId) else {
+            throw LogStoreError(
+                .corruptState,
+                "the log's metadata names log \(logId), but its entries belong to log "
+                    + "\(Hex.encode(newest.header.logId)): the metadata was altered behind the log's back; run "
+                    + "`auditctl verify`"
+            )
+        }
         guard let source = snapshot.keySource else {
             throw LogStoreError(
                 .corruptState,

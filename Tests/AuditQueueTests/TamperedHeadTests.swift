@@ -215,6 +215,22 @@ struct TamperedHeadTests {
         #expect(try await original.append([AuditLogTests.event(9)]).map(\.seq) == [10])
     }
 
+    @Test("metadata naming another log id refuses appends, and delivery still announces the entries' own log")
+    func alteredLogId() async throws {
+        let other = String(repeating: "ab", count: 16)
+        let (log, error) = try await refusedAppend(after: "UPDATE metadata SET value = '\(other)' WHERE key = 'logId'")
+        let logId = try #require(try log.storage.entries(from: 0, through: 0, limit: 1).first).bytes[8..<24].map { $0 }
+        #expect(
+            error?.message == "the log's metadata names log \(other), but its entries belong to log "
+                + "\(Hex.encode(logId)): the metadata was altered behind the log's back; run `auditctl verify`"
+        )
+        #expect(try log.info().logId == logId)
+        let transport = ScriptedTransport()
+        _ = try await SyncEngine(log: log, transport: transport).cycle()
+        #expect(transport.batches.map(\.logId) == [logId])
+        #expect(transport.delivered.keys.sorted() == Array(0...6))
+    }
+
     @Test("an entry missing between the newest checkpoint and the last event leaves the active data key unknown")
     func brokenWayToTheKeySource() async throws {
         let original = try await makeLog()
