@@ -6,8 +6,8 @@ public import AuditChain
 /// and goes on when the log refuses to seal (``AuditLog/checkAppendable()``). Whoever damages the newest rows must
 /// not also stop the entries before them from leaving the device.
 ///
-/// An accounted removal is sealed only for entries the log still holds, and states the hash of its last entry as the
-/// log holds it (``SystemRecordSealer/seal(_:)``).
+/// An accounted removal is sealed only for entries the log still holds, and states the hash its chain links past the
+/// range with (``SystemRecordSealer/seal(_:)``).
 public struct SystemRecordSealer {
     private let snapshot: LogSnapshot
     private let reader: any LogEntryReader
@@ -34,16 +34,16 @@ public struct SystemRecordSealer {
 
     /// Seals an accounted-removal, retention or checkpoint record.
     ///
-    /// An accounted removal's `lastRemovedHash` is taken from the log's entry at `lastSeq`, not from the delivery
-    /// rows: those are unsigned copies, and a wrong hash in a signed record would strand the collector, which
-    /// chains across the removed range with it.
+    /// An accounted removal's `lastRemovedHash` is taken from the log (what the entry after the range links to),
+    /// not from the delivery rows: those are unsigned copies, and a wrong hash in a signed record would strand the
+    /// collector, which chains across the removed range with it.
     /// - Throws: ``LogStoreError`` when the log refuses to seal; `corruptState` also when the log no longer holds
     ///   every entry of an accounted removal's range, or cannot read its last one.
     @discardableResult
     public mutating func seal(_ record: SystemRecord) throws -> SealedEntry {
         var record = record
         if case .accountedRemoval(var removal) = record {
-            removal.lastRemovedHash = try Self.heldHash(of: removal, in: reader)
+            removal.lastRemovedHash = try Self.linkedHash(of: removal, head: snapshot.head, in: reader)
             record = .accountedRemoval(removal)
         }
         var current = try writer ?? open(snapshot)
@@ -53,12 +53,22 @@ public struct SystemRecordSealer {
         return entry
     }
 
-    /// The hash of the last entry `removal` accounts for, after checking that the log holds every entry of its
-    /// range. Entries that leave delivery stay in the log (retention alone deletes them, and only delivered ones),
-    /// so an entry missing there was deleted behind the log's back. A record would then turn that deletion into an
+    /// The hash the entry after `removal`'s range links to, after checking that the log holds every entry of the
+    /// range.
+    ///
+    /// Entries that leave delivery stay in the log (retention alone deletes them, and only delivered ones), so an
+    /// entry missing there was deleted behind the log's back. A record would then turn that deletion into an
     /// accounted removal signed by the device, which `auditctl verify` accepts: instead the record is refused, and
     /// verify goes on reporting the entries missing.
-    private static func heldHash(of removal: SystemRecord.Removal, in reader: any LogEntryReader) throws -> [UInt8] {
+    ///
+    /// The hash is what a collector that jumps the range needs: the next entry's `prevHash`, or the head's hash when
+    /// the range ends at the head (the record itself then links to it). It is the hash of the last entry as sealed
+    /// even when that entry's bytes were altered since, which is often why the collector rejected it.
+    private static func linkedHash(
+        of removal: SystemRecord.Removal,
+        head: ChainHead?,
+        in reader: any LogEntryReader
+    ) throws -> [UInt8] {
         let (first, last) = (removal.firstSeq, removal.lastSeq)
         guard first <= last else {
             throw LogStoreError(.invalidInput, "a removal of the range \(first)–\(last), which is empty")
@@ -73,16 +83,17 @@ public struct SystemRecordSealer {
                     + "sign that they left by policy. `auditctl verify` reports them missing"
             )
         }
-        guard let stored = try reader.entry(at: last), let entry = try? SealedEntry(serialized: stored.bytes),
-            entry.header.seq == last
+        if let head, head.seq == last, !head.hash.isEmpty { return head.hash }
+        guard let stored = try reader.entry(at: last + 1), let next = try? SealedEntry(serialized: stored.bytes),
+            next.header.seq == last + 1
         else {
             throw LogStoreError(
                 .corruptState,
-                "\(what): the entry stored under seq \(last) does not parse as entry \(last), so its hash is "
-                    + "unknown (altered behind the log's back); run `auditctl verify`"
+                "\(what): the entry after it, seq \(last + 1), is missing or does not parse as itself, so the hash "
+                    + "that links past the range is unknown (altered behind the log's back); run `auditctl verify`"
             )
         }
-        return entry.entryHash
+        return next.header.prevHash
     }
 
     /// Whether the log lets this transaction seal (``AuditLog/checkAppendable()``). When it does not, the caller

@@ -36,25 +36,42 @@ extension TamperedHeadTests {
         #expect(try findings(log) == ["2-3:missing"])
     }
 
-    @Test("an accounted removal states the hash of its last entry as the log holds it, not the queue row's copy")
-    func removalHashFromTheLog() async throws {
+    @Test(
+        "an accounted removal states the hash the chain links past its range with, not the row's or an altered entry's"
+    )
+    func removalHashFromTheChain() async throws {
         _ = try await makeLog()
+        // Rows 2, 3 and 6 dead-lettered with zeroed hashes; entry 3's stored payload digest altered since.
         let log = try await tamper(
-            "UPDATE delivery SET state = 1, reason = 'rejected', hash = zeroblob(32) WHERE seq IN (2, 3)"
+            """
+            UPDATE delivery SET state = 1, reason = 'rejected', hash = zeroblob(32) WHERE seq IN (2, 3, 6);
+            UPDATE entries SET bytes = substr(bytes, 1, 120)
+                || CASE WHEN substr(bytes, 121, 1) = x'ff' THEN x'00' ELSE x'ff' END || substr(bytes, 122)
+                WHERE seq = 3
+            """
         )
-        let (purged, records) = try await log.purgeDeadLetters(nil, detail: "cleanup")
-        #expect(purged == [2, 3])
-        let record = try #require(records.first)
-        #expect(records.count == 1)
-        guard case .accountedRemoval(let removal) = try SystemRecord(kind: record.header.kind, payload: record.payload)
-        else {
-            Issue.record("not an accounted removal: \(record.header.kind)")
-            return
+        let stored = try log.storage.entries(from: 0, through: 6, limit: 7).map {
+            try SealedEntry(serialized: $0.bytes)
         }
-        let stored = try #require(try log.storage.entries(from: 3, through: 3, limit: 1).first)
-        #expect(removal.firstSeq == 2 && removal.lastSeq == 3 && removal.count == 2)
-        #expect(removal.lastRemovedHash == (try SealedEntry(serialized: stored.bytes)).entryHash)
-        #expect(try findings(log) == [])
+        let (purged, records) = try await log.purgeDeadLetters(nil, detail: "cleanup")
+        #expect(purged == [2, 3, 6])
+        let removals = try records.map { record -> SystemRecord.Removal? in
+            guard
+                case .accountedRemoval(let removal) = try SystemRecord(
+                    kind: record.header.kind,
+                    payload: record.payload
+                )
+            else { return nil }
+            return removal
+        }
+        #expect(removals.map { "\($0?.firstSeq ?? 0)-\($0?.lastSeq ?? 0)" } == ["2-3", "6-6"])
+        // Run 2–3: what entry 4 links to, the hash entry 3 was sealed with; its altered bytes hash to another.
+        #expect(removals.first??.lastRemovedHash == stored[4].header.prevHash)
+        #expect(stored[3].entryHash != stored[4].header.prevHash)
+        // Run 6–6 ends at the head: the head's hash, which the first record links to.
+        #expect(removals.last??.lastRemovedHash == stored[6].entryHash)
+        #expect(records.first?.header.prevHash == stored[6].entryHash)
+        #expect(try findings(log) == ["3-3:headerModified"])
     }
 
     @Test("delivery goes on past a removal of deleted entries; their rows wait, and the refusal is logged once")
