@@ -38,15 +38,16 @@ public struct SystemRecordSealer {
     /// not from the delivery rows: those are unsigned copies, and a wrong hash in a signed record would strand the
     /// collector, which chains across the removed range with it.
     /// - Throws: ``LogStoreError`` when the log refuses to seal; `corruptState` also when the log no longer holds
-    ///   every entry of an accounted removal's range, or cannot read its last one.
+    ///   every entry of an accounted removal's range, or cannot read the entry after it.
     @discardableResult
     public mutating func seal(_ record: SystemRecord) throws -> SealedEntry {
+        // The log's own refusal first: its message names the damage at the head.
+        var current = try writer ?? open(snapshot)
         var record = record
         if case .accountedRemoval(var removal) = record {
             removal.lastRemovedHash = try Self.linkedHash(of: removal, head: snapshot.head, in: reader)
             record = .accountedRemoval(removal)
         }
-        var current = try writer ?? open(snapshot)
         let entry = current.sealer.seal(record, time: time)
         current.entries.append(entry)
         writer = current
