@@ -2,6 +2,7 @@ import AuditChain
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 
 /// The durable ``LogStorage``: SQLite in WAL mode with `synchronous = FULL`, through GRDB.
 ///
@@ -14,6 +15,9 @@ public final class SQLiteLogStorage: LogStorage {
     public let path: String
     /// Checkpoints the WAL off the commit path.
     let checkpointer: BackgroundCheckpointer
+    /// The last key source found, and the hash of the newest entry it was found from: a run of checkpoints or
+    /// removal records after the last event is walked once, not by every transaction.
+    private let keySourceCache = Mutex<(from: [UInt8], source: SealedEntry)?>(nil)
 
     /// Opens (creating if needed) the database at `path`.
     /// - Throws: ``LogStoreError`` if SQLite cannot open it or it has another schema.
@@ -77,16 +81,16 @@ public final class SQLiteLogStorage: LogStorage {
         }
     }
 
-    static func readSnapshot(_ db: Database) throws -> LogSnapshot {
+    func readSnapshot(_ db: Database) throws -> LogSnapshot {
         // Every append reads the head first: cached statements stepped with SQLite's C API, since compiling the
         // queries and building GRDB rows cost several times what running them does.
         var metadata: [String: String] = [:]
-        try forEachRow(db.cachedStatement(sql: "SELECT key, value FROM metadata"), in: db) { row in
-            metadata[try text(row, 0)] = try text(row, 1)
+        try Self.forEachRow(db.cachedStatement(sql: "SELECT key, value FROM metadata"), in: db) { row in
+            metadata[try Self.text(row, 0)] = try Self.text(row, 1)
         }
         var head: ChainHead?
         var newest: SealedEntry?
-        try forEachRow(
+        try Self.forEachRow(
             db.cachedStatement(sql: "SELECT seq, bytes FROM entries ORDER BY seq DESC LIMIT 1"),
             in: db
         ) { row in
@@ -97,22 +101,37 @@ public final class SQLiteLogStorage: LogStorage {
             // chains from. An entry that does not parse, or that is stored under another number than its own
             // (the row's key was changed), gives a head with no hash: readers go on (verification reports a
             // malformed entry; a moved one leaves a gap), appends refuse it.
-            let entry = (try? SealedEntry(serialized: blob(row, 1))).flatMap { $0.header.seq == UInt64(seq) ? $0 : nil }
+            let entry = (try? SealedEntry(serialized: Self.blob(row, 1))).flatMap {
+                $0.header.seq == UInt64(seq) ? $0 : nil
+            }
             head = ChainHead(logId: entry?.header.logId ?? [], seq: UInt64(seq), hash: entry?.entryHash ?? [])
             newest = entry
         }
-        // Usually the newest entry itself (an event); after a checkpoint or removal record, one read or a few.
-        let keySource = try newest.flatMap { newest in
-            try LogSnapshot.keySource(from: newest) { seq in
-                guard let key = Int64(exactly: seq) else { return nil }
-                let statement = try db.cachedStatement(sql: "SELECT bytes FROM entries WHERE seq = ?")
-                sqlite3_bind_int64(statement.sqliteStatement, 1, key)
-                var bytes: [UInt8]?
-                try forEachRow(statement, in: db) { row in bytes = blob(row, 0) }
-                return bytes
-            }
+        let source = try newest.flatMap { try self.keySource(from: $0, db) }
+        return LogSnapshot(head: head, metadata: metadata, newest: newest, keySource: source)
+    }
+
+    /// ``LogSnapshot/keySource(from:previous:)``: usually the newest entry itself (an event). After a checkpoint or
+    /// removal record, the cached source when the walk from the newest entry, or from the one it links to, was
+    /// made before (the link makes it the same chain); else a walk.
+    private func keySource(from newest: SealedEntry, _ db: Database) throws -> SealedEntry? {
+        guard !LogSnapshot.namesDataKey(newest.header.kind) else { return newest }
+        if let cached = keySourceCache.withLock({ $0 }),
+            cached.from == newest.entryHash || cached.from == newest.header.prevHash
+        {
+            keySourceCache.withLock { $0 = (newest.entryHash, cached.source) }
+            return cached.source
         }
-        return LogSnapshot(head: head, metadata: metadata, newest: newest, keySource: keySource)
+        let source = try LogSnapshot.keySource(from: newest) { seq in
+            guard let key = Int64(exactly: seq) else { return nil }
+            let statement = try db.cachedStatement(sql: "SELECT bytes FROM entries WHERE seq = ?")
+            sqlite3_bind_int64(statement.sqliteStatement, 1, key)
+            var bytes: [UInt8]?
+            try Self.forEachRow(statement, in: db) { row in bytes = Self.blob(row, 0) }
+            return bytes
+        }
+        if let source { keySourceCache.withLock { $0 = (newest.entryHash, source) } }
+        return source
     }
 
     /// Steps `statement` to its end, calling `body` with each row, and resets it.
@@ -168,7 +187,7 @@ public final class SQLiteLogStorage: LogStorage {
         try await pool.writeWithoutTransaction { db in
             var result: Result?
             try db.inTransaction(.immediate) {
-                let snapshot = try Self.readSnapshot(db)
+                let snapshot = try self.readSnapshot(db)
                 let writer = try EntryWriter(db, after: snapshot.head)
                 defer { writer.close() }
                 let (append, value) = try body(writer, snapshot)
@@ -187,7 +206,7 @@ public final class SQLiteLogStorage: LogStorage {
     }
 
     public func snapshot() throws -> LogSnapshot {
-        try pool.read { try Self.readSnapshot($0) }
+        try pool.read { try self.readSnapshot($0) }
     }
 
     public func entries(from: UInt64, through: UInt64, limit: Int) throws -> [StoredEntry] {

@@ -51,6 +51,13 @@ struct TamperedHeadTests {
         return (log, await refusedAppend(to: log))
     }
 
+    /// SQL that changes the first byte of entry `seq`'s stored payload digest (byte 120, which the entry hash and so
+    /// the signature cover) to another value.
+    static func alterDigest(seq: UInt64) -> String {
+        "UPDATE entries SET bytes = substr(bytes, 1, 120) || CASE WHEN substr(bytes, 121, 1) = x'ff' THEN x'00' "
+            + "ELSE x'ff' END || substr(bytes, 122) WHERE seq = \(seq)"
+    }
+
     /// The error of one append to `log`, which must refuse it as corrupt state.
     func refusedAppend(to log: AuditLog) async -> LogStoreError? {
         let error = await #expect(throws: LogStoreError.self) { _ = try await log.append([AuditLogTests.event(9)]) }
@@ -150,10 +157,7 @@ struct TamperedHeadTests {
     @Test("a newest entry whose signed part was altered is not chained from, in a process that had not seen it")
     func alteredNewestEntry() async throws {
         _ = try await makeLog()
-        // Byte 120 lies in the stored payload digest, which the entry hash (and so the signature) covers.
-        let log = try await tamper(
-            "UPDATE entries SET bytes = substr(bytes, 1, 120) || x'ff' || substr(bytes, 122) WHERE seq = 6"
-        )
+        let log = try await tamper(Self.alterDigest(seq: 6))
         let error = await refusedAppend(to: log)
         #expect(
             error?.message == "cannot append after the newest entry (seq 6): its signature does not verify: it was "

@@ -43,12 +43,8 @@ extension TamperedHeadTests {
         _ = try await makeLog()
         // Rows 2, 3 and 6 dead-lettered with zeroed hashes; entry 3's stored payload digest altered since.
         let log = try await tamper(
-            """
-            UPDATE delivery SET state = 1, reason = 'rejected', hash = zeroblob(32) WHERE seq IN (2, 3, 6);
-            UPDATE entries SET bytes = substr(bytes, 1, 120)
-                || CASE WHEN substr(bytes, 121, 1) = x'ff' THEN x'00' ELSE x'ff' END || substr(bytes, 122)
-                WHERE seq = 3
-            """
+            "UPDATE delivery SET state = 1, reason = 'rejected', hash = zeroblob(32) WHERE seq IN (2, 3, 6); "
+                + Self.alterDigest(seq: 3)
         )
         let stored = try log.storage.entries(from: 0, through: 6, limit: 7).map {
             try SealedEntry(serialized: $0.bytes)
