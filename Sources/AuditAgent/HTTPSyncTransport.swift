@@ -17,6 +17,9 @@ public final class HTTPSyncTransport: SyncTransport {
     private let token: String?
     private let timeout: Duration
 
+    /// How long establishing a connection may take.
+    static let connectTimeout: Duration = .seconds(10)
+
     /// The largest answer read (a response to the largest batch is far smaller).
     static let maxResponseBytes = 8 << 20
 
@@ -29,7 +32,7 @@ public final class HTTPSyncTransport: SyncTransport {
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 2
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
-        configuration.timeout.connect = .seconds(10)
+        configuration.timeout.connect = .milliseconds(HTTPSyncTransport.connectTimeout.milliseconds)
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }()
 
@@ -43,6 +46,11 @@ public final class HTTPSyncTransport: SyncTransport {
         self.token = token
         self.timeout = timeout
     }
+
+    /// How long a reachability probe waits for an answer: the request timeout, at most the connect timeout (a probe
+    /// asks whether the backend answers at all; the engine waits for it before its next cycle). It was 1 s, which
+    /// a loaded machine exceeded on loopback, so the backend stayed "down" although it answered.
+    var probeTimeout: Duration { min(timeout, Self.connectTimeout) }
 
     public func send(_ batch: SyncBatch) async -> TransportOutcome {
         var request = HTTPClientRequest(url: url.absoluteString)
@@ -69,7 +77,7 @@ public final class HTTPSyncTransport: SyncTransport {
         request.method = .GET
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         do {
-            let response = try await Self.client.execute(request, timeout: .seconds(1))
+            let response = try await Self.client.execute(request, timeout: .milliseconds(probeTimeout.milliseconds))
             // Any answer means the backend is back, whatever it says to a GET; the body is read only to free the
             // connection (a large one is cut short, which does not change the answer).
             _ = try? await response.body.collect(upTo: 64 * 1024)
