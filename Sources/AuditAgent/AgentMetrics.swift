@@ -15,6 +15,8 @@ public struct AgentMetrics: Sendable, Hashable {
     public var pending: Int
     /// Entries in the dead-letter queue.
     public var dlq: Int
+    /// Entries that left delivery whose accounted-removal record is not sealed yet.
+    public var awaitingRecord: Int
     /// Entries that left delivery since the log was created, by reason.
     public var dropped: [String: Int]
     /// The delivery health (`healthy`, `degraded`, `failOpen`, or `unknown`).
@@ -37,10 +39,12 @@ public struct AgentMetrics: Sendable, Hashable {
         lastSuccess: String?,
         lastLatency: Duration?,
         deliveredTotal: Int,
-        requestsTotal: Int
+        requestsTotal: Int,
+        awaitingRecord: Int = 0
     ) {
         self.pending = pending
         self.dlq = dlq
+        self.awaitingRecord = awaitingRecord
         self.dropped = dropped
         self.health = health
         self.lastSuccess = lastSuccess
@@ -59,7 +63,8 @@ public struct AgentMetrics: Sendable, Hashable {
             lastSuccess: status.lastSuccess,
             lastLatency: lastLatency,
             deliveredTotal: deliveredTotal,
-            requestsTotal: requestsTotal
+            requestsTotal: requestsTotal,
+            awaitingRecord: status.awaitingRecord
         )
     }
 
@@ -87,6 +92,13 @@ public struct AgentMetrics: Sendable, Hashable {
         }
         family("auditd_pending_entries", "gauge", "Entries waiting to be delivered.", [("", "\(pending)")])
         family("auditd_dlq_entries", "gauge", "Entries in the dead-letter queue.", [("", "\(dlq)")])
+        family(
+            "auditd_awaiting_record_entries",
+            "gauge",
+            "Entries that left delivery whose accounted-removal record is not sealed yet (while delivery is paused, "
+                + "or while the log refuses the record: see the error log).",
+            [("", "\(awaitingRecord)")]
+        )
         let reasons = Set(Self.dropReasons).union(dropped.keys).sorted()
         family(
             "auditd_dropped_entries_total",

@@ -9,7 +9,8 @@ import Testing
 /// The Prometheus endpoint and delivery through the agent to a collector.
 @Suite struct AgentMetricsTests {
     static let families = [
-        "auditd_pending_entries", "auditd_dlq_entries", "auditd_dropped_entries_total", "auditd_sync_latency_seconds",
+        "auditd_pending_entries", "auditd_dlq_entries", "auditd_awaiting_record_entries",
+        "auditd_dropped_entries_total", "auditd_sync_latency_seconds",
         "auditd_delivered_entries_total", "auditd_sync_requests_total", "auditd_health",
         "auditd_last_success_timestamp_seconds",
     ]
@@ -37,6 +38,7 @@ import Testing
                 #expect(reply.text.contains("# TYPE \(name) "))
             }
             #expect(Self.sample(reply.text, "auditd_pending_entries") == before + 2)
+            #expect(Self.sample(reply.text, "auditd_awaiting_record_entries") == 0)
             #expect(Self.sample(reply.text, "auditd_dropped_entries_total{reason=\"fifo\"}") == 0)
             #expect(try await metrics.get("/other").status == 404)
             #expect(try await metrics.post("/metrics", "").status == 405)
@@ -52,11 +54,14 @@ import Testing
             lastSuccess: "2026-11-21T10:00:00.250Z",
             lastLatency: .milliseconds(1250),
             deliveredTotal: 40,
-            requestsTotal: 3
+            requestsTotal: 3,
+            awaitingRecord: 4
         )
         let text = metrics.text
         #expect(text.contains("auditd_pending_entries 7\n"))
         #expect(text.contains("auditd_dlq_entries 2\n"))
+        #expect(text.contains("# TYPE auditd_awaiting_record_entries gauge\n"))
+        #expect(text.contains("auditd_awaiting_record_entries 4\n"))
         #expect(text.contains("# TYPE auditd_dropped_entries_total counter\n"))
         #expect(text.contains("auditd_dropped_entries_total{reason=\"fifo\"} 3\n"))
         #expect(text.contains("auditd_dropped_entries_total{reason=\"expired\"} 0\n"))
@@ -76,6 +81,19 @@ import Testing
         #expect(!metrics.text.contains("auditd_health{state=\"healthy\"} 1"))
         #expect(metrics.text.contains("auditd_sync_latency_seconds NaN\n"))
         #expect(metrics.text.contains("auditd_last_success_timestamp_seconds 0\n"))
+    }
+
+    @Test func awaitingRecordComesFromTheQueue() async throws {
+        let dir = try AgentTempDir()
+        let log = try await AuditLog.create(
+            storage: MemoryLogStorage(),
+            keys: KeyStore(directory: dir.file("keys"), credentialsDirectory: nil),
+            deviceId: "d"
+        )
+        _ = try await log.deliveryTransaction { table, _ in table.items[0]?.state = .removed }
+        let metrics = try await AgentMetrics.collect(log: log, engine: nil, policy: .init())
+        #expect(metrics.awaitingRecord == 1)
+        #expect(metrics.text.contains("auditd_awaiting_record_entries 1\n"))
     }
 
     @Test func agentDeliversToACollectorAndCountsIt() async throws {
