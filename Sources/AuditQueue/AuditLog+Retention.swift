@@ -15,7 +15,7 @@ extension AuditLog {
         // The newest entry that names the active data key, and those after it, stay: appends walk back to it to
         // check the active keys (LogSnapshot.keySource), and a gap on the way is damage.
         let snapshot = try storage.snapshot()
-        let head = try info().head.seq
+        guard let head = snapshot.head?.seq else { return nil }
         let kept = min(head, snapshot.keySource?.header.seq ?? head)
         var last: (seq: UInt64, hash: [UInt8])?
         try storage.forEachEntry(from: 1) { stored in

@@ -49,11 +49,19 @@ public enum DeliveryLimits {
 
     /// The accounted-removal records owed for the removed entries, one per run, and deletes their rows.
     /// The table holds every row or at least ``DeliveryScope/limits(now:policy:)`` of it after ``enforce``.
+    public static func takeRemovalRecords(_ table: inout DeliveryTable) -> [SystemRecord.Removal] {
+        let records = removalRecords(in: table)
+        for record in records { deleteRows(of: record, from: &table) }
+        return records
+    }
+
+    /// The accounted-removal records owed for the removed entries, one per run; the rows stay until
+    /// ``deleteRows(of:from:)`` (a caller deletes those of the records it sealed).
     ///
     /// A run is a maximal sequence of removed rows with no pending or DLQ row between them (delivered entries
     /// have no row), so a collector that holds everything before the run can jump over it: the record's
     /// `lastRemovedHash` is the hash the entry after the run links to.
-    public static func takeRemovalRecords(_ table: inout DeliveryTable) -> [SystemRecord.Removal] {
+    public static func removalRecords(in table: DeliveryTable) -> [SystemRecord.Removal] {
         var records: [SystemRecord.Removal] = []
         var run: [DeliveryItem] = []
         func close() {
@@ -81,7 +89,6 @@ public enum DeliveryLimits {
                     detail: detail
                 )
             )
-            for item in run { table.items[item.seq] = nil }
             run.removeAll()
         }
         for item in table.items.values.sorted(by: { $0.seq < $1.seq }) {
@@ -89,5 +96,14 @@ public enum DeliveryLimits {
         }
         close()
         return records
+    }
+
+    /// Deletes the rows a record of ``removalRecords(in:)`` accounts for: the removed rows of its range (a run has
+    /// no other rows).
+    public static func deleteRows(of record: SystemRecord.Removal, from table: inout DeliveryTable) {
+        let run = record.firstSeq...record.lastSeq
+        for item in table.items.values where item.state == .removed && run.contains(item.seq) {
+            table.items[item.seq] = nil
+        }
     }
 }

@@ -194,18 +194,14 @@ public actor SyncEngine {
             // The records travel in the batches that follow: they are pending rows from the commit on. A log that
             // refuses to seal keeps its removed rows waiting for their records, and still delivers the rest.
             if mayAttempt, try sealer.maySeal() {
-                let before = table
-                for removal in DeliveryLimits.takeRemovalRecords(&table) {
+                for removal in DeliveryLimits.removalRecords(in: table) {
                     do {
                         try sealer.seal(.accountedRemoval(removal))
+                        DeliveryLimits.deleteRows(of: removal, from: &table)
                         prepared.recordsSealed += 1
                     } catch let error as LogStoreError where error.code == .corruptState {
                         // Entries deleted behind the log's back: their rows keep waiting (removed, no record), so
                         // they are never accounted for, and the rest of the queue is still delivered.
-                        for item in before.items.values
-                        where item.state == .removed && (removal.firstSeq...removal.lastSeq).contains(item.seq) {
-                            table.items[item.seq] = item
-                        }
                         prepared.refused.append(error.message)
                     }
                 }
