@@ -41,22 +41,33 @@ extension EventCatalogue {
 
     /// True when the event passes every rule but the payload size; no allocation, no ordering (the error path,
     /// ``reportFirstProblem(_:)``, decides which problem is reported first).
+    ///
+    /// One pass over the event's attributes, each looked up among the declared ones: a declared name carries no
+    /// secret (``add(_:)`` refuses such a type), so only undeclared names and the names inside values are put to
+    /// ``SecretAttributeRule`` (whose verdict cache is shared by every validating thread).
     private func passesRules(_ event: AuditEvent, _ spec: EventType) -> Bool {
-        for value in [event.userId, event.deviceId, event.idempotencyKey] {
-            guard !value.isEmpty, value.utf8.count <= Self.maxIdentifierBytes else { return false }
-        }
+        guard Self.isIdentifier(event.userId), Self.isIdentifier(event.deviceId),
+            Self.isIdentifier(event.idempotencyKey)
+        else { return false }
         guard event.occurredAt >= .minimum, event.occurredAt <= .maximum else { return false }
-        guard SecretAttributeRule.passes(event.attributes) else { return false }
-        var present = 0
-        for (attribute, rule) in spec.attributes {
-            guard let value = event.attributes[attribute] else {
-                if rule.required { return false }
-                continue
+        var requiredPresent = 0
+        for (name, value) in event.attributes {
+            if let rule = spec.attributes[name] {
+                guard Self.passes(value, rule) else { return false }
+                if rule.required { requiredPresent += 1 }
+            } else {
+                guard spec.additionalAttributes, SecretAttributeRule.passes(name: name) else { return false }
             }
-            present += 1
-            guard Self.passes(value, rule) else { return false }
+            guard SecretAttributeRule.passes(inside: value) else { return false }
         }
-        return spec.additionalAttributes || present == event.attributes.count
+        var required = 0
+        for rule in spec.attributes.values where rule.required { required += 1 }
+        return requiredPresent == required
+    }
+
+    /// An identifier of 1 to ``maxIdentifierBytes`` UTF-8 bytes.
+    private static func isIdentifier(_ value: String) -> Bool {
+        !value.isEmpty && value.utf8.count <= maxIdentifierBytes
     }
 
     private static func passes(_ value: JSONValue, _ rule: FieldSpec) -> Bool {
@@ -77,7 +88,7 @@ extension EventCatalogue {
     }
 
     /// The rules in their documented order; throws the first problem found.
-    private func reportFirstProblem(_ event: AuditEvent) throws(AuditEventError) {
+    func reportFirstProblem(_ event: AuditEvent) throws(AuditEventError) {
         guard let spec = types[event.type] else {
             throw AuditEventError(.unknownType, eventType: event.type, "unknown event type")
         }

@@ -79,6 +79,16 @@ public enum SecretAttributeRule {
         return true
     }
 
+    /// True when no name inside `value` (the members of an object, nested objects and arrays included) carries a
+    /// secret; true for a scalar.
+    static func passes(inside value: JSONValue) -> Bool {
+        switch value {
+        case .object(let members): passes(members)
+        case .array(let values): passes(values)
+        default: true
+        }
+    }
+
     private static func passes(_ values: [JSONValue]) -> Bool {
         for value in values {
             switch value {

@@ -73,4 +73,62 @@ struct FastPathEquivalenceTests {
             )
         }
     }
+
+    @Test("validation's single pass over the attributes accepts exactly what the documented-order checks accept")
+    func validationFastPath() throws {
+        var catalogue = EventCatalogue.builtIn
+        try catalogue.add(
+            .init(
+                name: "MIXED_EVENT",
+                priority: .routine,
+                attributes: [
+                    "count": .init(type: .integer, minimum: 0, maximum: 9),
+                    "label": .init(type: .string, required: false, maxLength: 4, allowedValues: ["a", "bb", "long!"]),
+                    "details": .init(type: .object, required: false),
+                    "list": .init(type: .array, required: false),
+                ]
+            )
+        )
+        try catalogue.add(
+            .init(
+                name: "OPEN_EVENT",
+                priority: .routine,
+                attributes: ["count": .init(type: .integer)],
+                additionalAttributes: true
+            )
+        )
+        let names = ["count", "label", "details", "list", "extra", "pinLength", "pin", "apiKey", "unlockDurationMs"]
+        let values: [JSONValue] = [
+            .integer(3), .integer(12), .integer(-1), .string("a"), .string("long!"), .string("zz"), .bool(true), .null,
+            .object([:]), .object(["note": .string("x")]), .object(["sessionToken": .string("x")]),
+            .array([.object(["password": .string("x")])]), .array([.integer(1)]),
+        ]
+        let identifiers = ["u", "", String(repeating: "x", count: EventCatalogue.maxIdentifierBytes + 1)]
+        var generator = SystemRandomNumberGenerator()
+        var accepted = 0
+        for index in 0..<20_000 {
+            // A valid event of its type, then up to three random changes (some keep it valid).
+            let type = ["MIXED_EVENT", "OPEN_EVENT", "BIOMETRIC_AUTH_SUCCESS"][index % 3]
+            var attributes: [String: JSONValue] =
+                type == "BIOMETRIC_AUTH_SUCCESS" ? ["unlockDurationMs": .integer(412)] : ["count": .integer(3)]
+            for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                let name = names.randomElement(using: &generator)!
+                attributes[name] = Bool.random(using: &generator) ? values.randomElement(using: &generator)! : nil
+            }
+            let event = AuditEvent(
+                type: type,
+                occurredAt: AuditTimestamp(millisecondsSinceEpoch: index % 97 == 0 ? -1 : 1_795_000_000_000),
+                userId: index % 50 == 0 ? identifiers.randomElement(using: &generator)! : "u",
+                deviceId: index % 51 == 0 ? identifiers.randomElement(using: &generator)! : "d",
+                attributes: attributes,
+                idempotencyKey: index % 52 == 0 ? identifiers.randomElement(using: &generator)! : "k\(index)"
+            )
+            let passes = (try? catalogue.validated(event)) != nil
+            let reference = (try? catalogue.reportFirstProblem(event)) != nil
+            #expect(passes == reference, "\(event.type) \(attributes)")
+            if passes { accepted += 1 }
+        }
+        // Both outcomes occur often enough for the comparison to mean something.
+        #expect(accepted > 2_000 && accepted < 18_000, "\(accepted) of 20 000 accepted")
+    }
 }
