@@ -58,7 +58,7 @@ enum BreakdownBench {
             }
         }
         row("seal", sealOne, "ChainSealer.seal, one event at a time")
-        let message = FormatConstants.signatureDomain + (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+        let message = PrimitiveRates.message()
         let privateKey = signingKey.privateKey
         let sign = try perItem(count) { for _ in 0..<count { _ = try privateKey.signature(for: message) } }
         row("  of which sign", sign, "Ed25519 sign, same key, timed right after (primitive)")

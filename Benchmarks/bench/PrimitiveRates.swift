@@ -22,6 +22,11 @@ struct PrimitiveRates: Sendable {
     /// The ideal full verification rate: every core verifying.
     var verifyTimesCores: Double { verify * Double(cores) }
 
+    /// A message of the shape an entry signature covers: the signature domain and a random 32-byte entry hash.
+    static func message() -> [UInt8] {
+        FormatConstants.signatureDomain + (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+    }
+
     /// Measures the rates, each for about `seconds`.
     static func measure(seconds: Double) throws -> PrimitiveRates {
         let cores = ProcessInfo.processInfo.activeProcessorCount
@@ -101,7 +106,6 @@ struct PrimitiveRates: Sendable {
         let failure = Mutex<(any Error)?>(nil)
         let start = ContinuousClock.now
         let deadline = start + .seconds(seconds)
-        // One thread: the calling one (so that its CPU affinity holds).
         // Each thread starts at its own place in the pool, so that no two check the same signature at once.
         @Sendable func body(_ thread: Int) {
             var done = 0
@@ -115,6 +119,7 @@ struct PrimitiveRates: Sendable {
             }
             counts.withLock { $0[thread] = done }
         }
+        // One thread: the calling one (so that its CPU affinity holds).
         if threads == 1 { body(0) } else { DispatchQueue.concurrentPerform(iterations: threads) { body($0) } }
         let elapsed = Timing.seconds(ContinuousClock.now - start)
         if let error = failure.withLock({ $0 }) { throw error }
@@ -176,9 +181,7 @@ private struct SignaturePool: Sendable {
 
     private init() {
         let key = Curve25519.Signing.PrivateKey()
-        let messages = (0..<Self.size).map { _ in
-            FormatConstants.signatureDomain + (0..<32).map { _ in UInt8.random(in: .min ... .max) }
-        }
+        let messages = (0..<Self.size).map { _ in PrimitiveRates.message() }
         self.key = key
         publicKey = key.publicKey
         self.messages = messages

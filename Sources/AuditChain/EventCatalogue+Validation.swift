@@ -60,9 +60,7 @@ extension EventCatalogue {
             }
             guard SecretAttributeRule.passes(inside: value) else { return false }
         }
-        var required = 0
-        for rule in spec.attributes.values where rule.required { required += 1 }
-        return requiredPresent == required
+        return requiredPresent == spec.attributes.values.count(where: \.required)
     }
 
     /// An identifier of 1 to ``maxIdentifierBytes`` UTF-8 bytes.
