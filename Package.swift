@@ -59,6 +59,7 @@ let package = Package(
             name: "AuditAgent",
             dependencies: [
                 "AuditChain", "AuditQueue",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

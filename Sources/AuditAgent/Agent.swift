@@ -2,6 +2,7 @@ public import AuditQueue
 public import Logging
 public import ServiceLifecycle
 import AuditChain
+import Crypto
 import Foundation
 import Hummingbird
 import Synchronization
@@ -66,8 +67,16 @@ public final class Agent: Sendable {
             return
         }
         let transport = HTTPSyncTransport(backend: backend, token: token, timeout: configuration.requestTimeout)
+        let collectorKey = try configuration.collectorKeyFile.map { path throws(AgentError) in
+            try Self.readCollectorKey(path)
+        }
         do {
-            engine = try SyncEngine(log: log, transport: transport, policy: configuration.policy) { event in
+            engine = try SyncEngine(
+                log: log,
+                transport: transport,
+                policy: configuration.policy,
+                collectorKey: collectorKey
+            ) { event in
                 logger.log(
                     level: Logger.Level(rawValue: event.level) ?? .info,
                     "\(event.message)",
@@ -84,6 +93,18 @@ public final class Agent: Sendable {
                 "maxEvents": "\(configuration.policy.maxEvents)", "batchSize": "\(configuration.policy.batchSize)",
             ]
         )
+    }
+
+    /// The collector's receipt key from the file an operator pinned it in.
+    static func readCollectorKey(_ path: String) throws(AgentError) -> Curve25519.Signing.PublicKey {
+        guard let data = FileManager.default.contents(atPath: path), data.count <= 64 * 1024 else {
+            throw AgentError(.invalidConfiguration, "cannot read the collector key file \(path)")
+        }
+        do {
+            return try CollectorPublicKey.parse(Array(data))
+        } catch {
+            throw AgentError(.invalidConfiguration, "collector key file \(path): \(error)")
+        }
     }
 
     /// The agent's services, in start order: sync loop, metrics, unix socket, TCP. A graceful shutdown stops them

@@ -28,6 +28,9 @@ public struct AgentConfiguration: Sendable {
     public var token: String?
     /// A file holding the bearer token (mode 0600 or stricter; systemd credentials qualify).
     public var tokenFile: String?
+    /// A file holding the collector's receipt key (the answer of `GET /v1/collector/key`, or 64 hex digits); nil
+    /// pins the key the collector publishes at first contact.
+    public var collectorKeyFile: String?
     /// Whether the unix ingest socket is on.
     public var socketEnabled = true
     /// The unix ingest socket; nil for `<stateDirectory>/ingest.sock`.

@@ -7,7 +7,7 @@ public struct AgentMetrics: Sendable, Hashable {
     /// The reasons entries leave delivery; each is always exported, 0 until it happens.
     public static let dropReasons = ["expired", "fifo", "dlqOverflow", "rejected"]
     /// The health states; the current one is 1, the others 0.
-    public static let healthStates = ["healthy", "degraded", "failOpen"]
+    public static let healthStates = ["healthy", "degraded", "failOpen", "failing"]
     /// The content type of the exposition.
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -29,6 +29,16 @@ public struct AgentMetrics: Sendable, Hashable {
     public var deliveredTotal: Int
     /// Requests sent to the backend since the agent started.
     public var requestsTotal: Int
+    /// Pending system records (genesis, rotations, removal, retention, checkpoint records) among `pending`.
+    public var pendingRecords = 0
+    /// The head of the collector's latest verified receipt, if any.
+    public var collectorHead: UInt64?
+    /// Entries sealed but not covered by a verified receipt.
+    public var lagEntries: UInt64 = 0
+    /// How long the oldest of them has waited, in seconds.
+    public var lagSeconds: Int64 = 0
+    /// Pinned entries the collector refuses (each holds the health at `failing` until accepted).
+    public var heldEntries = 0
 
     /// Creates a snapshot.
     public init(
@@ -66,6 +76,10 @@ public struct AgentMetrics: Sendable, Hashable {
             requestsTotal: requestsTotal,
             awaitingRecord: status.awaitingRecord
         )
+        pendingRecords = status.pendingRecords
+        collectorHead = status.lag.collectorHead
+        lagEntries = status.lag.entries
+        lagSeconds = status.lag.age(now: status.measuredAt) / 1000
     }
 
     /// Reads a snapshot from the log's storage and the engine (nil when delivery is off).
@@ -75,12 +89,14 @@ public struct AgentMetrics: Sendable, Hashable {
         guard let engine else {
             return AgentMetrics(status: status, lastLatency: nil, deliveredTotal: 0, requestsTotal: 0)
         }
-        return AgentMetrics(
+        var metrics = AgentMetrics(
             status: status,
             lastLatency: await engine.lastLatency,
             deliveredTotal: await engine.deliveredTotal,
             requestsTotal: await engine.requestsTotal
         )
+        metrics.heldEntries = await engine.heldCount
+        return metrics
     }
 
     /// The exposition text: HELP and TYPE lines, then the samples.
@@ -91,7 +107,37 @@ public struct AgentMetrics: Sendable, Hashable {
             for sample in samples { out += "\(name)\(sample.labels) \(sample.value)\n" }
         }
         family("auditd_pending_entries", "gauge", "Entries waiting to be delivered.", [("", "\(pending)")])
+        family(
+            "auditd_pending_records",
+            "gauge",
+            "System records among the pending entries (they leave delivery only by being accepted).",
+            [("", "\(pendingRecords)")]
+        )
         family("auditd_dlq_entries", "gauge", "Entries in the dead-letter queue.", [("", "\(dlq)")])
+        family(
+            "auditd_collector_head_seq",
+            "gauge",
+            "Sequence number of the collector's latest verified receipt (-1 before the first).",
+            [("", collectorHead.map { "\($0)" } ?? "-1")]
+        )
+        family(
+            "auditd_receipt_lag_entries",
+            "gauge",
+            "Entries sealed but not covered by a verified collector receipt.",
+            [("", "\(lagEntries)")]
+        )
+        family(
+            "auditd_receipt_lag_seconds",
+            "gauge",
+            "How long the oldest entry not covered by a verified collector receipt has waited.",
+            [("", "\(lagSeconds)")]
+        )
+        family(
+            "auditd_held_entries",
+            "gauge",
+            "System records the collector refuses; delivery after them is held and health is failing.",
+            [("", "\(heldEntries)")]
+        )
         family(
             "auditd_awaiting_record_entries",
             "gauge",

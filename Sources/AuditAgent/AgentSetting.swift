@@ -50,6 +50,9 @@ public struct AgentSetting: Sendable {
             config.tokenFile = text
             config.token = nil
         },
+        .init("collectorKey", "AUDITD_COLLECTOR_KEY", "collector receipt key file (default: pinned at first contact)") {
+            $0.collectorKeyFile = $1
+        },
         .init("socket", "AUDITD_SOCKET", "unix ingest socket (default <stateDir>/ingest.sock; off)") { config, text in
             config.socketEnabled = text != "off"
             config.socketPath = text == "off" ? nil : text
@@ -83,6 +86,12 @@ public struct AgentSetting: Sendable {
         },
         .init("retentionHours", "AUDITD_RETENTION_HOURS", "prune delivered entries after (default off)") {
             $0.policy.retention = $1 == "off" ? nil : try duration($1, unit: 3600)
+        },
+        .init("degradedLag", "AUDITD_DEGRADED_LAG", "entries not covered by a verified receipt: degraded (1000)") {
+            $0.policy.degradedLag = try count($1, allowZero: true)
+        },
+        .init("degradedLagAgeSeconds", "AUDITD_DEGRADED_LAG_AGE", "oldest entry not receipted, seconds: degraded (300)") {
+            $0.policy.degradedLagAge = try duration($1, unit: 1)
         },
         .init("degradedPending", "AUDITD_DEGRADED_PENDING", "pending count that makes health degraded (500)") {
             $0.policy.degradedPending = try count($1, allowZero: true)

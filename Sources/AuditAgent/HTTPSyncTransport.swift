@@ -1,6 +1,7 @@
 import AuditChain
 public import AuditQueue
 import AsyncHTTPClient
+public import Crypto
 public import Foundation
 import NIOCore
 import NIOHTTP1
@@ -84,6 +85,22 @@ public final class HTTPSyncTransport: SyncTransport {
             return true
         } catch {
             return false
+        }
+    }
+
+    public func collectorKey() async -> Curve25519.Signing.PublicKey? {
+        let keyURL = url.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("v1/collector/key")
+        var request = HTTPClientRequest(url: keyURL.absoluteString)
+        request.method = .GET
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        do {
+            let response = try await Self.client.execute(request, timeout: .milliseconds(probeTimeout.milliseconds))
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            guard response.status == .ok else { return nil }
+            return try CollectorPublicKey.parse(Array(body.readableBytesView))
+        } catch {
+            return nil
         }
     }
 

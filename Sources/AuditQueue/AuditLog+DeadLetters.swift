@@ -40,7 +40,8 @@ extension AuditLog {
         let now = configuration.now().millisecondsSinceEpoch
         return try await deliveryTransaction { table, sealer in
             var purged: [UInt64] = []
-            for item in table.items(in: .dlq) where seqs?.contains(item.seq) ?? true {
+            // A pinned entry (system record, genesis, rotation) never leaves delivery except by being accepted.
+            for item in table.items(in: .dlq) where item.priority < .system && seqs?.contains(item.seq) ?? true {
                 var item = item
                 item.state = .removed
                 item.reason = "purged"

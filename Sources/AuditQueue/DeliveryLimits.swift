@@ -16,6 +16,13 @@ public enum DeliveryLimits {
             table.items[seq]?.changedAt = now
             left[reason, default: 0] += 1
         }
+        // Pinned entries (system records, genesis, rotations) never wait in the DLQ: the collector needs them to
+        // bridge and verify everything else, so they stay pending until it accepts them. (A log from a version that
+        // dead-lettered them gets them back here.)
+        for item in table.items.values where item.state == .dlq && item.priority >= .system {
+            table.items[item.seq]?.state = .pending
+            table.items[item.seq]?.changedAt = now
+        }
         // Expiry takes events only. Genesis and rotations stay (the collector needs them to verify what follows),
         // and so do system records: an expired removal record would be replaced by one that says only "a record
         // expired", and the account of the entries it stood for would be lost.
@@ -35,8 +42,8 @@ public enum DeliveryLimits {
                 .prefix(excess)
             for victim in victims { remove(victim.seq, "fifo") }
         }
-        // DLQ overflow: the longest-waiting leave first.
-        let dead = table.items(in: .dlq)
+        // DLQ overflow: the longest-waiting leave first (events only: pinned entries are never in the DLQ).
+        let dead = table.items(in: .dlq).filter { $0.priority < .system }
         if dead.count > policy.maxDeadLetters {
             for item in dead.sorted(by: { ($0.changedAt, $0.seq) < ($1.changedAt, $1.seq) })
                 .prefix(dead.count - policy.maxDeadLetters)

@@ -8,6 +8,30 @@ public enum DeliveryHealth: String, Sendable, Hashable {
     /// The backend unreachable for `failOpenAfter`: events go on into the local encrypted log; the backend is
     /// probed at the probe interval and sync resumes by itself when it answers.
     case failOpen
+    /// The collector's copy cannot advance until someone acts: it refuses an entry the rest of the log depends on
+    /// (genesis, key rotation, removal or retention record, checkpoint), or its answer carried a receipt that does
+    /// not verify or names another entry than the device's (a lying or forked collector). Nothing is dropped;
+    /// delivery retries with backoff and recovers by itself.
+    case failing
+}
+
+/// Why the collector's copy is held back (health ``DeliveryHealth/failing``).
+public enum DeliveryHold: Sendable, Hashable {
+    /// The collector refused a pinned entry (a system record or the genesis): delivery of what follows it cannot
+    /// succeed, so it and everything after it stay queued.
+    case refused(seq: UInt64, reason: String)
+    /// The collector's answer carried a receipt that does not verify, names another log or another entry than the
+    /// device holds, or goes back: the answer is not trusted and nothing it says is applied.
+    case badReceipt(String)
+
+    /// A one-line description for status and logs.
+    public var description: String {
+        switch self {
+        case .refused(let seq, let reason):
+            "the collector refuses seq \(seq), which the entries after it depend on: \(reason)"
+        case .badReceipt(let reason): "the collector's receipt is not trusted: \(reason)"
+        }
+    }
 }
 
 /// The pipeline as a whole: backoff after outages, pauses, and health. Pure; times are monotonic.
@@ -24,6 +48,10 @@ public struct DeliveryPipeline: Sendable, Hashable {
     public private(set) var unauthorized = false
     /// Set while the last failure was at the network level (no HTTP answer at all).
     public private(set) var networkDown = false
+    /// Whether a reachability probe already ended the current pause (it may, once per pause).
+    public private(set) var probedThisPause = false
+    /// Why the collector's copy is held back, while it is (health `failing`).
+    public private(set) var hold: DeliveryHold?
 
     /// Creates a pipeline with no history.
     public init() {}
@@ -31,21 +59,46 @@ public struct DeliveryPipeline: Sendable, Hashable {
     /// Whether an attempt may start at `now`.
     public func mayAttempt(at now: Duration) -> Bool { now >= pausedUntil }
 
-    /// The backend answered.
+    /// The backend answered (a hold stays until ``releaseHold()``).
     public mutating func recordAnswer() {
         failures = 0
         outageSince = nil
         pausedUntil = .zero
-        lastError = nil
+        lastError = hold?.description
         unauthorized = false
         networkDown = false
+        probedThisPause = false
+    }
+
+    /// Whether a reachability probe may end the pause at `now`: only a pause after a network-level failure (no HTTP
+    /// answer), and only once per pause, so a backend that answers a GET but fails every batch still gets the
+    /// schedule.
+    public func mayProbe(at now: Duration) -> Bool {
+        networkDown && !probedThisPause && !mayAttempt(at: now)
     }
 
     /// A reachability probe connected: end the pause now (the failure count stays, so a new failure backs off
-    /// further).
+    /// further). A pause is shortened once at most.
     public mutating func resumeAfterProbe() {
+        guard !probedThisPause else { return }
         pausedUntil = .zero
         networkDown = false
+        probedThisPause = true
+    }
+
+    /// The collector's copy cannot advance (``DeliveryHold``): health `failing` until ``releaseHold()``. A hold
+    /// does not pause the pipeline by itself: a refused entry waits its own backoff while the rest is delivered,
+    /// and an answer that is not trusted is paused as an outage (``recordOutage(at:reason:retryAfter:unit:policy:network:)``).
+    public mutating func setHold(_ hold: DeliveryHold) {
+        self.hold = hold
+        lastError = hold.description
+    }
+
+    /// The collector took what held it back (accepted the refused entry, sent a receipt that verifies).
+    public mutating func releaseHold() {
+        guard hold != nil else { return }
+        hold = nil
+        lastError = nil
     }
 
     /// The backend was unreachable or failing as a whole.
@@ -62,11 +115,14 @@ public struct DeliveryPipeline: Sendable, Hashable {
     ) -> Duration {
         failures += 1
         networkDown = network
+        probedThisPause = false
         if outageSince == nil { outageSince = now }
         lastError = reason
+        // Retry-After may lengthen the pause, never shorten it: a date in the past or a 0 means "no earlier than
+        // the schedule", so a backend (or a proxy) cannot make the agent resend in a tight loop.
         var delay = policy.jitteredDelay(afterFailures: failures, unit: unit)
-        if let retryAfter { delay = retryAfter }
-        if health(pending: 0, at: now, policy: policy) == .failOpen { delay = min(delay, policy.probeInterval) }
+        if let retryAfter { delay = max(delay, retryAfter) }
+        if isFailOpen(at: now, policy: policy) { delay = min(delay, policy.probeInterval) }
         pausedUntil = now + delay
         return delay
     }
@@ -76,20 +132,29 @@ public struct DeliveryPipeline: Sendable, Hashable {
     public mutating func recordUnauthorized(at now: Duration, reason: String, policy: DeliveryPolicy) -> Duration {
         unauthorized = true
         networkDown = false
+        probedThisPause = false
         lastError = "credentials refused: \(reason)"
         failures += 1
         pausedUntil = now + policy.probeInterval
         return policy.probeInterval
     }
 
-    /// The health at `now` with `pending` entries waiting.
-    public func health(pending: Int, at now: Duration, policy: DeliveryPolicy) -> DeliveryHealth {
-        if let since = outageSince {
-            let down = now - since
-            if down >= policy.failOpenAfter { return .failOpen }
-            if down > policy.maxDelay { return .degraded }
-        }
-        if unauthorized || pending > policy.degradedPending { return .degraded }
+    /// The health at `now` with `pending` entries waiting and the collector's verified copy `lag` behind.
+    /// - Parameter lagging: whether ``ReceiptLag/isLagging(now:policy:)`` says the verified copy is behind.
+    public func health(
+        pending: Int,
+        lagging: Bool = false,
+        at now: Duration,
+        policy: DeliveryPolicy
+    ) -> DeliveryHealth {
+        if hold != nil { return .failing }
+        if isFailOpen(at: now, policy: policy) { return .failOpen }
+        if let since = outageSince, now - since > policy.maxDelay { return .degraded }
+        if unauthorized || pending > policy.degradedPending || lagging { return .degraded }
         return .healthy
+    }
+
+    private func isFailOpen(at now: Duration, policy: DeliveryPolicy) -> Bool {
+        outageSince.map { now - $0 >= policy.failOpenAfter } ?? false
     }
 }

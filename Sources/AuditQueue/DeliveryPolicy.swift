@@ -15,6 +15,11 @@ public struct DeliveryPolicy: Sendable, Hashable {
     public var maxDeadLetters = 100
     /// More pending entries than this makes health `degraded`.
     public var degradedPending = 500
+    /// More entries sealed but not covered by a verified collector receipt than this makes health `degraded`.
+    public var degradedLag = 1000
+    /// The oldest entry not covered by a verified collector receipt waiting longer than this makes health
+    /// `degraded` (the collector's copy stopped advancing, even with nothing pending).
+    public var degradedLagAge: Duration = .seconds(300)
     /// The backend unreachable this long makes health `failOpen`.
     public var failOpenAfter: Duration = .seconds(6 * 3600)
     /// In fail-open, the backend is probed at least this often.

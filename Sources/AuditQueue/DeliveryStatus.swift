@@ -2,22 +2,32 @@ public import AuditChain
 
 /// Where delivery stands: what `auditctl queue status` prints and the agent exports as metrics.
 public struct DeliveryStatus: Sendable, Hashable {
-    /// Entries waiting to be delivered.
+    /// Entries waiting to be delivered: events and records together.
     public var pending: Int
+    /// Pending events (what the pending limit counts).
+    public var pendingEvents: Int
+    /// Pending system records (genesis, rotations, removal, retention and checkpoint records): they never leave
+    /// delivery except by being accepted.
+    public var pendingRecords: Int
     /// Entries in the dead-letter queue.
     public var dlq: Int
     /// Entries that left delivery and wait for their accounted-removal record (sealed before the next attempt).
     public var awaitingRecord: Int
     /// Entries that left delivery since the log was created, by reason.
     public var dropped: [String: Int]
-    /// The health the agent last stated (`unknown` if no agent has run).
+    /// The health the agent last stated (`unknown` if no agent has run), made worse when the collector's verified
+    /// copy lags now.
     public var health: String
     /// When the backend last answered (RFC 3339), if ever.
     public var lastSuccess: String?
     /// The last failure the agent saw, if the backend has not answered since.
     public var lastError: String?
-    /// The head the collector's latest receipt states, if any.
+    /// The head the collector's latest **verified** receipt states, if any (the verified collector head).
     public var receiptSeq: UInt64?
+    /// How far the collector's verified copy is behind the log.
+    public var lag: ReceiptLag
+    /// The wall time (milliseconds) the lag's age was measured at.
+    public var measuredAt: Int64
 
     /// Metadata keys kept beside the log.
     public enum Meta {
@@ -29,14 +39,24 @@ public struct DeliveryStatus: Sendable, Hashable {
         public static let lastSuccess = "delivery.lastSuccess"
         /// Last failure.
         public static let lastError = "delivery.lastError"
-        /// The latest receipt, canonical JSON.
+        /// The latest verified receipt, canonical JSON.
         public static let receipt = "delivery.receipt"
+        /// The collector's Ed25519 public key (64 hex digits), pinned at first contact or configured.
+        public static let collectorKey = "delivery.collectorKey"
+        /// The last receipt that failed verification, canonical JSON, with why: evidence of a lying or forked
+        /// collector.
+        public static let rejectedReceipt = "delivery.rejectedReceipt"
         /// The last effective time (clock-jump rule), milliseconds.
         public static let effectiveTime = "delivery.effectiveTime"
     }
 
     /// Reads the status from the storage (no transaction; another process may be writing).
-    public static func read(_ storage: any LogStorage, policy: DeliveryPolicy = .init()) throws -> DeliveryStatus {
+    /// - Parameter now: wall time in milliseconds, for the lag's age.
+    public static func read(
+        _ storage: any LogStorage,
+        policy: DeliveryPolicy = .init(),
+        now: Int64 = AuditTimestamp.now().millisecondsSinceEpoch
+    ) throws -> DeliveryStatus {
         let table = try storage.deliveryTable(scope: .counts)
         let metadata = try storage.snapshot().metadata
         var dropped: [String: Int] = [:]
@@ -44,36 +64,59 @@ public struct DeliveryStatus: Sendable, Hashable {
             dropped[String(key.dropFirst(Meta.droppedPrefix.count))] = Int(value) ?? 0
         }
         let pending = table.count(.pending)
+        let lag = try ReceiptLag.read(storage)
         var health = metadata[Meta.health] ?? "unknown"
-        if health == DeliveryHealth.healthy.rawValue, pending > policy.degradedPending {
+        // The stored health is what the agent saw at its last cycle; a copy that lags now (an agent stopped or
+        // stuck) makes it no better than degraded.
+        if health == DeliveryHealth.healthy.rawValue,
+            pending > policy.degradedPending || lag.isLagging(now: now, policy: policy)
+        {
             health = DeliveryHealth.degraded.rawValue
         }
-        let receipt = metadata[Meta.receipt].flatMap { text in
-            (try? JSONValue(parsing: Array(text.utf8))).flatMap { try? CollectorReceipt(json: $0) }
-        }
+        let lastError = metadata[Meta.lastError].flatMap { $0.isEmpty ? nil : $0 }
         return DeliveryStatus(
             pending: pending,
+            pendingEvents: table.pendingEvents,
+            pendingRecords: pending - table.pendingEvents,
             dlq: table.count(.dlq),
             awaitingRecord: table.count(.removed),
             dropped: dropped,
             health: health,
             lastSuccess: metadata[Meta.lastSuccess],
-            lastError: metadata[Meta.lastError],
-            receiptSeq: receipt?.seq
+            lastError: lastError,
+            receiptSeq: lag.collectorHead,
+            lag: lag,
+            measuredAt: now
         )
     }
 
-    /// The JSON form (`auditctl queue status --json`).
+    /// The verified receipt kept beside the log, if it parses.
+    static func storedReceipt(_ metadata: [String: String]) -> CollectorReceipt? {
+        metadata[Meta.receipt].flatMap { text in
+            (try? JSONValue(parsing: Array(text.utf8))).flatMap { try? CollectorReceipt(json: $0) }
+        }
+    }
+
+    /// The JSON form (`auditctl queue status --json`, the agent's `GET /v1/status`).
     public var json: JSONValue {
-        .object([
+        func integer(_ value: UInt64?) -> JSONValue { value.map { .integer(Int64(clamping: $0)) } ?? .null }
+        return .object([
             "pending": .integer(Int64(pending)),
+            "pendingEvents": .integer(Int64(pendingEvents)),
+            "pendingRecords": .integer(Int64(pendingRecords)),
             "dlq": .integer(Int64(dlq)),
             "awaitingRecord": .integer(Int64(awaitingRecord)),
             "dropped": .object(dropped.mapValues { .integer(Int64($0)) }),
             "health": .string(health),
             "lastSuccess": lastSuccess.map { .string($0) } ?? .null,
             "lastError": lastError.map { .string($0) } ?? .null,
-            "receiptSeq": receiptSeq.map { .integer(Int64($0)) } ?? .null,
+            "receiptSeq": integer(receiptSeq),
+            "collectorHead": integer(lag.collectorHead),
+            "deviceHead": integer(lag.deviceHead),
+            "lagEntries": .integer(Int64(clamping: lag.entries)),
+            "lagSince": lag.entries > 0
+                ? lag.since.map { .string(AuditTimestamp(millisecondsSinceEpoch: $0).rfc3339) } ?? .null : .null,
+            "lagSeconds": .integer(lag.age(now: measuredAt) / 1000),
         ])
     }
 

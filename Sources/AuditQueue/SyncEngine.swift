@@ -1,4 +1,5 @@
 import AuditChain
+public import Crypto
 import Foundation
 
 /// Delivers the log to the backend: limits, accounted removals, batching, classification, backoff, DLQ replay.
@@ -65,6 +66,8 @@ public actor SyncEngine {
         public var pending = 0
         /// Retention pruned the local log up to this sequence number (cumulative), if it ran.
         public var pruned: UInt64?
+        /// How far the collector's verified copy is behind after the cycle.
+        public var lag = ReceiptLag(deviceHead: nil, collectorHead: nil, since: nil)
     }
 
     /// Something the engine wants logged (never secrets: sequence numbers, counts, reasons).
@@ -83,17 +86,22 @@ public actor SyncEngine {
     public let policy: DeliveryPolicy
     let clocks: Clocks
     let onEvent: @Sendable (Event) -> Void
-    private var pipeline = DeliveryPipeline()
+    /// The collector's receipt key given by the operator; nil pins the collector's key at first contact.
+    let configuredCollectorKey: Curve25519.Signing.PublicKey?
+    var pipeline = DeliveryPipeline()
     private var clock: EffectiveClock
-    private var notBefore: [UInt64: Duration] = [:]
-    private var replayDue = false
+    var notBefore: [UInt64: Duration] = [:]
+    /// Pinned entries (system records, genesis) the collector refused: they wait their own backoff and hold the
+    /// health at `failing` until accepted.
+    var held: [UInt64: HeldEntry] = [:]
+    var replayDue = false
     /// The refused accounted removals already logged (each is logged once, not every cycle).
     private var reportedRefusals: Set<String> = []
     private var lastHealth: DeliveryHealth?
     /// Duration of the last answered request.
     public private(set) var lastLatency: Duration?
     /// Entries delivered since start.
-    public private(set) var deliveredTotal = 0
+    public internal(set) var deliveredTotal = 0
     /// Requests sent since start.
     public private(set) var requestsTotal = 0
     private let wake = WakeSignal()
@@ -104,18 +112,22 @@ public actor SyncEngine {
     ///   - transport: how batches reach the backend.
     ///   - policy: the limits.
     ///   - clocks: injected clocks.
+    ///   - collectorKey: the collector's receipt key, when the operator configures it; nil pins the key the
+    ///     collector publishes at first contact (trust on first use), kept beside the log.
     ///   - onEvent: receives what the engine wants logged.
     public init(
         log: AuditLog,
         transport: any SyncTransport,
         policy: DeliveryPolicy = .init(),
         clocks: Clocks = .system,
+        collectorKey: Curve25519.Signing.PublicKey? = nil,
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) throws {
         self.log = log
         self.transport = transport
         self.policy = policy
         self.clocks = clocks
+        self.configuredCollectorKey = collectorKey
         self.onEvent = onEvent
         let persisted = try log.storage.snapshot().metadata[DeliveryStatus.Meta.effectiveTime].flatMap { Int64($0) }
         self.clock = EffectiveClock(tolerance: policy.clockJumpTolerance, persisted: persisted)
@@ -126,6 +138,9 @@ public actor SyncEngine {
 
     /// The pipeline's state (for tests and metrics).
     public var state: DeliveryPipeline { pipeline }
+
+    /// Pinned entries the collector refuses now (they hold the health at `failing`).
+    public var heldCount: Int { held.count }
 
     /// Runs cycles until the task is cancelled. A cycle in progress finishes its transactions first.
     public func run(idleInterval: Duration = .seconds(2)) async {
@@ -144,7 +159,7 @@ public actor SyncEngine {
             var wait = idleInterval
             if !pipeline.mayAttempt(at: now) {
                 wait = min(wait, pipeline.pausedUntil - now)
-                if pipeline.networkDown, let probe = policy.reachabilityProbe { wait = min(wait, probe) }
+                if pipeline.mayProbe(at: now), let probe = policy.reachabilityProbe { wait = min(wait, probe) }
             } else if report.attempted, report.failure == nil, report.sent >= policy.batchSize {
                 wait = .zero
             } else if let next = notBefore.values.min(), next > now {
@@ -156,11 +171,11 @@ public actor SyncEngine {
     }
 
     /// While paused by a network-level outage, asks the transport whether the backend is back, and if so ends the
-    /// pause so the backlog drains at once.
+    /// pause so the backlog drains at once. A pause is shortened once at most: a backend that answers the probe but
+    /// fails the batch again gets the schedule.
     @discardableResult
     public func probeIfDown() async -> Bool {
-        guard policy.reachabilityProbe != nil, pipeline.networkDown, !pipeline.mayAttempt(at: clocks.monotonic())
-        else { return false }
+        guard policy.reachabilityProbe != nil, pipeline.mayProbe(at: clocks.monotonic()) else { return false }
         guard await transport.isReachable() else { return false }
         pipeline.resumeAfterProbe()
         emit("info", "backend reachable again; resuming delivery", [:])
@@ -258,9 +273,19 @@ public actor SyncEngine {
                 emit("warning", "retention skipped: the log refuses to seal", ["error": error.message])
             }
         }
-        report.health = pipeline.health(pending: report.pending, at: clocks.monotonic(), policy: policy)
+        report.lag = try ReceiptLag.read(log.storage)
+        report.health = pipeline.health(
+            pending: report.pending,
+            lagging: report.lag.isLagging(now: clocks.wall(), policy: policy),
+            at: clocks.monotonic(),
+            policy: policy
+        )
         if report.health != lastHealth {
-            emit(report.health == .healthy ? "info" : "warning", "delivery health", ["health": report.health.rawValue])
+            var fields = ["health": report.health.rawValue]
+            if let error = pipeline.lastError { fields["reason"] = error }
+            if report.lag.entries > 0 { fields["lagEntries"] = String(report.lag.entries) }
+            let level = report.health == .failing ? "critical" : report.health == .healthy ? "info" : "warning"
+            emit(level, "delivery health", fields)
             lastHealth = report.health
         }
         try await persistStatus(report)
@@ -276,7 +301,7 @@ public actor SyncEngine {
         var pending = 0
     }
 
-    private struct BatchContext: Sendable {
+    struct BatchContext: Sendable {
         var logId: [UInt8]
         var checkpoint: SignedCheckpoint?
     }
@@ -307,7 +332,9 @@ public actor SyncEngine {
         switch verdict {
         case .answered(let response):
             lastLatency = now - started
-            pipeline.recordAnswer()
+            // An answer is acted on only if its receipt verifies: a lying or forked collector's word drops nothing.
+            // (Whether the answer ends the outage is decided by `apply`: a refusal of the whole log does not.)
+            guard try await trust(response.receipt, report: &report) else { return }
             try await apply(response, sent: Set(entries.map(\.seq)), replayed: replayed, report: &report)
             if replayed.isEmpty { replayDue = true }
         case .outage(let reason, let retryAfter):
@@ -341,123 +368,6 @@ public actor SyncEngine {
         }
     }
 
-    /// Applies per-entry results in one transaction.
-    private func apply(
-        _ response: SyncResponse,
-        sent: Set<UInt64>,
-        replayed: Set<UInt64>,
-        report: inout CycleReport
-    ) async throws {
-        let policy = policy
-        let wall = clocks.wall()
-        let receipt = try response.receipt.flatMap { try checkReceipt($0) }
-        let outcome = try await log.deliveryTransaction(scope: .rows(sent.sorted())) { table, sealer in
-            var outcome = Applied()
-            var removed: [String: Int] = [:]
-            for result in response.results where sent.contains(result.seq) {
-                guard var item = table.items[result.seq] else { continue }
-                switch result.status {
-                case .accepted, .duplicate:
-                    table.items[result.seq] = nil
-                    outcome.delivered += 1
-                case .rejected where result.isRetryable && item.state == .pending:
-                    item.attempts += 1
-                    if item.attempts >= policy.maxAttempts {
-                        item.state = .dlq
-                        item.reason = "retriesExhausted"
-                        item.detail = result.reason
-                        item.changedAt = wall
-                        outcome.deadLettered += 1
-                    } else {
-                        outcome.retry[result.seq] = item.attempts
-                    }
-                    table.items[result.seq] = item
-                case .rejected where result.isRetryable:
-                    break  // a DLQ entry offered again and refused for now: it stays in the DLQ
-                case .rejected:
-                    if item.state == .dlq || replayed.contains(result.seq) {
-                        item.state = .removed
-                        removed["rejected", default: 0] += 1
-                    } else {
-                        item.state = .dlq
-                        outcome.deadLettered += 1
-                    }
-                    item.reason = "rejected"
-                    item.detail = "HTTP \(result.code): \(result.reason)"
-                    item.changedAt = wall
-                    table.items[result.seq] = item
-                }
-            }
-            DeliveryStatus.addDropped(removed, stored: sealer.storedMetadata, into: &sealer.metadata)
-            outcome.removed = removed
-            sealer.metadata[DeliveryStatus.Meta.lastSuccess] = AuditTimestamp(millisecondsSinceEpoch: wall).rfc3339
-            sealer.metadata[DeliveryStatus.Meta.lastError] = ""
-            if let receipt {
-                sealer.metadata[DeliveryStatus.Meta.receipt] = String(
-                    decoding: receipt.json.canonicalBytes,
-                    as: UTF8.self
-                )
-            }
-            return outcome
-        }
-        let now = clocks.monotonic()
-        for (seq, attempts) in outcome.retry {
-            notBefore[seq] = now + policy.jitteredDelay(afterFailures: attempts, unit: clocks.random())
-        }
-        for seq in sent where outcome.retry[seq] == nil { notBefore[seq] = nil }
-        report.delivered += outcome.delivered
-        deliveredTotal += outcome.delivered
-        report.deadLettered += outcome.deadLettered
-        report.retried += outcome.retry.count
-        report.removed.merge(outcome.removed, uniquingKeysWith: +)
-        if outcome.deadLettered > 0 {
-            emit("warning", "entries moved to the dead-letter queue", ["count": String(outcome.deadLettered)])
-        }
-    }
-
-    private struct Applied: Sendable {
-        var delivered = 0
-        var deadLettered = 0
-        var retry: [UInt64: Int] = [:]
-        var removed: [String: Int] = [:]
-    }
-
-    /// A single entry the backend refused as a whole request: DLQ, or out with a record if it was a replay.
-    private func reject(_ seq: UInt64, reason: String, replayed: Set<UInt64>, report: inout CycleReport) async throws {
-        let wall = clocks.wall()
-        let left = try await log.deliveryTransaction(scope: .rows([seq])) { table, sealer in
-            guard var item = table.items[seq] else { return false }
-            let leaves = item.state == .dlq || replayed.contains(seq)
-            item.state = leaves ? .removed : .dlq
-            item.reason = "rejected"
-            item.detail = reason
-            item.changedAt = wall
-            table.items[seq] = item
-            if leaves {
-                DeliveryStatus.addDropped(["rejected": 1], stored: sealer.storedMetadata, into: &sealer.metadata)
-            }
-            return leaves
-        }
-        if left { report.removed["rejected", default: 0] += 1 } else { report.deadLettered += 1 }
-        emit("warning", "entry refused by the backend", ["seq": String(seq), "reason": reason])
-    }
-
-    /// Keeps a receipt only if it is for this log and states a head this log holds with the same hash.
-    private func checkReceipt(_ receipt: CollectorReceipt) throws -> CollectorReceipt? {
-        let info = try log.info()
-        guard receipt.logId == info.logId, receipt.seq <= info.head.seq else {
-            emit("error", "receipt for another log or beyond the head", ["seq": String(receipt.seq)])
-            return nil
-        }
-        if let stored = try log.entries(seqs: [receipt.seq]).first,
-            let entry = try? SealedEntry(serialized: stored.bytes), entry.entryHash != receipt.entryHash
-        {
-            emit("error", "the collector's receipt names a different entry: fork", ["seq": String(receipt.seq)])
-            return nil
-        }
-        return receipt
-    }
-
     private func persistStatus(_ report: CycleReport) async throws {
         let health = report.health.rawValue
         let error = pipeline.lastError ?? ""
@@ -470,7 +380,7 @@ public actor SyncEngine {
         }
     }
 
-    private func emit(_ level: String, _ message: String, _ fields: [String: String]) {
+    func emit(_ level: String, _ message: String, _ fields: [String: String]) {
         onEvent(Event(level: level, message: message, fields: fields))
     }
 }

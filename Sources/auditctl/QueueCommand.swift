@@ -29,13 +29,21 @@ struct QueueStatusCommand: ParsableCommand {
             return
         }
         print("health: \(status.health)")
-        print("pending: \(status.pending)")
+        print("pending: \(status.pending) (events \(status.pendingEvents), records \(status.pendingRecords))")
         print("dlq: \(status.dlq)")
         if status.awaitingRecord > 0 { print("left delivery, record not yet sealed: \(status.awaitingRecord)") }
         let dropped = status.dropped.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         print("dropped: \(dropped.isEmpty ? "none" : dropped.joined(separator: " "))")
         print("last success: \(status.lastSuccess ?? "never")")
         if let error = status.lastError, !error.isEmpty { print("last error: \(error)") }
-        if let seq = status.receiptSeq { print("collector receipt: head \(seq)") }
+        let lag = status.lag
+        print("verified collector head: \(lag.collectorHead.map { "seq \($0)" } ?? "none")")
+        if lag.entries > 0 {
+            let since = lag.since.map { " since \(AuditTimestamp(millisecondsSinceEpoch: $0).rfc3339)" } ?? ""
+            let age = lag.age(now: status.measuredAt) / 1000
+            print("lag: \(lag.entries) entries not covered by a verified receipt\(since) (\(age) s)")
+        } else {
+            print("lag: none")
+        }
     }
 }

@@ -28,6 +28,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Bearer token (visible in the process list: prefer --token-file).") var token: String?
     @Option(help: "File holding the bearer token (mode 0600; refused if group/others can read it).")
     var tokenFile: String?
+    @Option(help: "The collector's receipt key: GET /v1/collector/key saved, or 64 hex (default: pinned at first use).")
+    var collectorKey: String?
     @Option(help: "Unix ingest socket, mode 0660 (default <state-dir>/ingest.sock; 'off' disables).")
     var socket: String?
     @Option(help: "Loopback TCP ingest address HOST:PORT (default off).") var listen: String?
@@ -41,6 +43,10 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Entries per request (default 1000).") var batchSize: String?
     @Option(help: "Prune delivered entries after this many hours (default off).") var retentionHours: String?
     @Option(help: "Pending entries that make health degraded (default 500).") var degradedPending: String?
+    @Option(help: "Entries not covered by a verified receipt that make health degraded (default 1000).")
+    var degradedLag: String?
+    @Option(help: "Seconds the oldest entry may wait for a verified receipt before health is degraded (default 300).")
+    var degradedLagAgeSeconds: String?
     @Option(help: "Hours of outage before fail-open (default 6).") var failOpenAfterHours: String?
     @Option(help: "Probe interval in fail-open, seconds (default 300).") var probeIntervalSeconds: String?
     @Option(help: "Longest Retry-After honoured, seconds (default 3600).") var maxRetryAfterSeconds: String?
@@ -57,11 +63,12 @@ struct RunCommand: AsyncParsableCommand {
     var flags: [String: String] {
         let values: [String: String?] = [
             "stateDir": stateDir, "deviceId": deviceId, "catalogue": catalogue, "backend": backend, "token": token,
-            "tokenFile": tokenFile, "socket": socket, "listen": listen, "metrics": metrics,
+            "tokenFile": tokenFile, "collectorKey": collectorKey, "socket": socket, "listen": listen, "metrics": metrics,
             "allowRemoteListen": allowRemoteListen ? "true" : nil, "maxBodyBytes": maxBodyBytes,
             "maxEvents": maxEvents, "maxAgeHours": maxAgeHours, "maxAttempts": maxAttempts,
             "maxDeadLetters": maxDeadLetters, "batchSize": batchSize, "retentionHours": retentionHours,
-            "degradedPending": degradedPending, "failOpenAfterHours": failOpenAfterHours,
+            "degradedPending": degradedPending, "degradedLag": degradedLag,
+            "degradedLagAgeSeconds": degradedLagAgeSeconds, "failOpenAfterHours": failOpenAfterHours,
             "probeIntervalSeconds": probeIntervalSeconds, "maxRetryAfterSeconds": maxRetryAfterSeconds,
             "retryScheduleSeconds": retryScheduleSeconds, "jitter": jitter,
             "clockJumpToleranceSeconds": clockJumpToleranceSeconds, "requestTimeoutSeconds": requestTimeoutSeconds,
