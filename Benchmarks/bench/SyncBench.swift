@@ -2,6 +2,7 @@ import AuditChain
 import AuditCollector
 import AuditAgent
 import AuditQueue
+import Crypto
 import Foundation
 import Synchronization
 
@@ -62,6 +63,8 @@ enum SyncBench {
         let spent = Mutex(Duration.zero)
 
         init(_ inner: any SyncTransport) { self.inner = inner }
+
+        func collectorKey() async -> Curve25519.Signing.PublicKey? { await inner.collectorKey() }
 
         func send(_ batch: SyncBatch) async -> TransportOutcome {
             let start = ContinuousClock.now

@@ -2,6 +2,7 @@ import AuditChain
 import AuditCollector
 import AuditAgent
 import AuditQueue
+import Crypto
 import Foundation
 import Synchronization
 import Testing
@@ -42,6 +43,8 @@ final class RecordingTransport: SyncTransport {
 
     /// Parsed 200 responses, in order.
     var responses: [SyncResponse] { state.withLock { $0.responses } }
+
+    func collectorKey() async -> Curve25519.Signing.PublicKey? { await inner.collectorKey() }
 
     func send(_ batch: SyncBatch) async -> TransportOutcome {
         var batch = batch
@@ -98,7 +101,15 @@ struct SyncFixture {
             )
             let clocks = SyncTestClocks()
             let transport = RecordingTransport(HTTPSyncTransport(backend: proxy.url, token: nil, timeout: timeout))
-            let engine = try SyncEngine(log: log, transport: transport, policy: policy, clocks: clocks.clocks)
+            // The collector's receipt key is pinned as an operator would configure it (the first-contact pin goes
+            // through the key endpoint, which the proxy's faults would reach too).
+            let engine = try SyncEngine(
+                log: log,
+                transport: transport,
+                policy: policy,
+                clocks: clocks.clocks,
+                collectorKey: collector.receiptKey.publicKey
+            )
             let fixture = SyncFixture(
                 log: log,
                 engine: engine,

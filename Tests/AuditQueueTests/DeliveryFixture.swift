@@ -1,5 +1,6 @@
 import AuditChain
 @testable import AuditQueue
+import Crypto
 import Foundation
 import Synchronization
 
@@ -44,9 +45,53 @@ final class ScriptedTransport: SyncTransport {
 
     private let reachable = Mutex(false)
     private let receipt = Mutex<(@Sendable (SyncBatch) -> CollectorReceipt?)?>(nil)
+    /// The key the scripted collector signs its receipts with and publishes.
+    let collectorSigningKey = SigningKey.generate()
+    private let publishedKey = Mutex<Curve25519.Signing.PublicKey??>(nil)
 
-    /// Makes every 200 answer carry the receipt this returns for the batch.
+    /// Makes every 200 answer carry the receipt this returns for the batch (by default, a receipt signed with
+    /// ``collectorSigningKey`` for the contiguous head of what it holds, bridging gaps with removal records).
     func setReceipt(_ make: (@Sendable (SyncBatch) -> CollectorReceipt?)?) { receipt.withLock { $0 = make } }
+
+    /// Publishes another key at the key endpoint (`.some(nil)`: none).
+    func publishKey(_ key: Curve25519.Signing.PublicKey?) { publishedKey.withLock { $0 = .some(key) } }
+
+    func collectorKey() async -> Curve25519.Signing.PublicKey? {
+        publishedKey.withLock { $0 } ?? collectorSigningKey.publicKey
+    }
+
+    /// A receipt for the contiguous head of `held` (gaps bridged by accounted-removal records with a full count).
+    static func contiguousReceipt(_ held: [UInt64: [UInt8]], logId: [UInt8], key: SigningKey) -> CollectorReceipt? {
+        guard let genesis = held[0], var hash = try? SealedEntry(serialized: genesis).entryHash else { return nil }
+        var removals: [SystemRecord.Removal] = []
+        for bytes in held.values {
+            if let entry = try? SealedEntry(serialized: bytes), entry.header.kind == .accountedRemoval,
+                case .accountedRemoval(let removal)? = try? SystemRecord(kind: entry.header.kind, payload: entry.payload),
+                removal.count == removal.lastSeq - removal.firstSeq + 1
+            {
+                removals.append(removal)
+            }
+        }
+        var seq: UInt64 = 0
+        while true {
+            if let bytes = held[seq + 1], let entry = try? SealedEntry(serialized: bytes), entry.header.prevHash == hash {
+                seq += 1
+                hash = entry.entryHash
+            } else if let bridge = removals.filter({ $0.firstSeq == seq + 1 }).max(by: { $0.lastSeq < $1.lastSeq }) {
+                seq = bridge.lastSeq
+                hash = bridge.lastRemovedHash
+            } else {
+                break
+            }
+        }
+        return CollectorReceipt(
+            logId: logId,
+            seq: seq,
+            entryHash: hash,
+            receivedAt: AuditTimestamp(millisecondsSinceEpoch: 0),
+            key: key
+        )
+    }
 
     func set(_ answer: Answer) { state.withLock { $0.answer = answer } }
     func setReachable(_ value: Bool) { reachable.withLock { $0 = value } }
@@ -79,7 +124,10 @@ final class ScriptedTransport: SyncTransport {
                     results.append(SyncEntryResult(seq: entry.seq, status: duplicate ? .duplicate : .accepted))
                 }
             }
-            let body = SyncResponse(results: results, receipt: receipt.withLock { $0 }?(batch)).json.canonicalBytes
+            let made =
+                receipt.withLock { $0 }.map { $0(batch) }
+                ?? Self.contiguousReceipt(state.delivered, logId: batch.logId, key: collectorSigningKey)
+            let body = SyncResponse(results: results, receipt: made).json.canonicalBytes
             return .response(status: 200, retryAfter: nil, body: body)
         }
     }
@@ -133,7 +181,7 @@ struct DeliveryFixture {
     }
 
     var table: DeliveryTable { get throws { try log.storage.deliveryTable() } }
-    var status: DeliveryStatus { get throws { try DeliveryStatus.read(log.storage) } }
+    var status: DeliveryStatus { get throws { try DeliveryStatus.read(log.storage, now: clocks.wall) } }
 
     /// The accounted-removal records in the log, in order.
     func removalRecords() throws -> [SystemRecord.Removal] {

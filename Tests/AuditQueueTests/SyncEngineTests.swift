@@ -1,5 +1,6 @@
 import AuditChain
 @testable import AuditQueue
+import Crypto
 import Foundation
 import Testing
 
@@ -62,12 +63,12 @@ struct SyncEngineTests {
         #expect(await fixture.engine.probeIfDown() == false)
     }
 
-    @Test("a receipt is kept only for this log and a head whose hash matches the local entry")
+    @Test("a receipt is kept only if signed by the pinned collector key, for this log, naming the device's hash")
     func receipts() async throws {
         let fixture = try await DeliveryFixture()
-        let collectorKey = SigningKey.generate()
+        let collectorKey = fixture.transport.collectorSigningKey
         let logId = try fixture.log.info().logId
-        @Sendable func receipt(_ batch: SyncBatch, logId: [UInt8], flip: Bool) -> CollectorReceipt? {
+        @Sendable func receipt(_ batch: SyncBatch, logId: [UInt8], flip: Bool, key: SigningKey) -> CollectorReceipt? {
             guard let last = batch.entries.last, var hash = try? SealedEntry(serialized: last.bytes).entryHash
             else { return nil }
             if flip { hash[0] ^= 1 }
@@ -76,27 +77,73 @@ struct SyncEngineTests {
                 seq: last.seq,
                 entryHash: hash,
                 receivedAt: AuditTimestamp(millisecondsSinceEpoch: 0),
-                key: collectorKey
+                key: key
             )
         }
-        fixture.transport.setReceipt { receipt($0, logId: logId, flip: false) }
+        fixture.transport.setReceipt { receipt($0, logId: logId, flip: false, key: collectorKey) }
         try await fixture.append(2)
         try await fixture.engine.cycle()
         #expect(try fixture.status.receiptSeq == 2)
-        // A collector stating another hash at our sequence number holds a different chain: not kept.
-        fixture.transport.setReceipt { receipt($0, logId: logId, flip: true) }
+        #expect(try fixture.status.health == "healthy")
+        let pinned = try fixture.log.storage.snapshot().metadata[DeliveryStatus.Meta.collectorKey]
+        #expect(pinned == Hex.encode(collectorKey.publicKey.rawRepresentation))
+        // Each lie: the answer is ignored (nothing leaves the queue), health is failing, the receipt is kept as
+        // evidence; a good receipt after the pause recovers.
+        let lies: [(String, @Sendable (SyncBatch) -> CollectorReceipt?)] = [
+            ("another hash", { receipt($0, logId: logId, flip: true, key: collectorKey) }),
+            ("another log", { receipt($0, logId: [UInt8](repeating: 7, count: 16), flip: false, key: collectorKey) }),
+            ("another key", { receipt($0, logId: logId, flip: false, key: .generate()) }),
+        ]
+        var expectedHead: UInt64 = 2
+        for (lie, make) in lies {
+            fixture.transport.setReceipt(make)
+            try await fixture.append(1)
+            let report = try await fixture.engine.cycle()
+            #expect(report.health == .failing, "\(lie)")
+            #expect(report.delivered == 0, "\(lie)")
+            let status = try fixture.status
+            #expect(status.receiptSeq == expectedHead && status.pending == 1 && status.health == "failing", "\(lie)")
+            #expect(try fixture.log.storage.snapshot().metadata[DeliveryStatus.Meta.rejectedReceipt] != nil)
+            // Nothing is sent while paused; after the pause, an honest receipt.
+            fixture.transport.setReceipt { receipt($0, logId: logId, flip: false, key: collectorKey) }
+            #expect(try await fixture.engine.cycle().attempted == false)
+            fixture.clocks.advance(.seconds(301))
+            let recovered = try await fixture.engine.cycle()
+            expectedHead += 1
+            #expect(recovered.delivered == 1 && recovered.health == .healthy, "\(lie)")
+            #expect(try fixture.status.receiptSeq == expectedHead)
+        }
+        // A receipt that goes back is a lie too.
+        fixture.transport.setReceipt { _ in
+            CollectorReceipt(
+                logId: logId,
+                seq: 1,
+                entryHash: (try? fixture.log.entries(seqs: [1]).first.map { try SealedEntry(serialized: $0.bytes) })??
+                    .entryHash ?? [],
+                receivedAt: AuditTimestamp(millisecondsSinceEpoch: 0),
+                key: collectorKey
+            )
+        }
         try await fixture.append(1)
-        try await fixture.engine.cycle()
-        #expect(try fixture.status.receiptSeq == 2)
-        // Nor a receipt for another log.
-        fixture.transport.setReceipt { receipt($0, logId: [UInt8](repeating: 7, count: 16), flip: false) }
+        #expect(try await fixture.engine.cycle().health == .failing)
+        #expect(try fixture.status.receiptSeq == expectedHead)
+    }
+
+    @Test("the collector key is pinned at first contact; an unpublished key leaves the answer unapplied")
+    func collectorKeyPinnedAtFirstContact() async throws {
+        let fixture = try await DeliveryFixture()
+        fixture.transport.publishKey(nil)
         try await fixture.append(1)
-        try await fixture.engine.cycle()
-        #expect(try fixture.status.receiptSeq == 2)
-        fixture.transport.setReceipt { receipt($0, logId: logId, flip: false) }
+        let report = try await fixture.engine.cycle()
+        #expect(report.delivered == 0 && report.failure?.contains("cannot be fetched") == true)
+        #expect(try fixture.status.pending == 2)
+        fixture.transport.publishKey(fixture.transport.collectorSigningKey.publicKey)
+        fixture.clocks.advance(.seconds(2))
+        #expect(try await fixture.engine.cycle().delivered == 2)
+        // Once pinned, a collector that publishes another key does not change the pin.
+        fixture.transport.publishKey(SigningKey.generate().publicKey)
         try await fixture.append(1)
-        try await fixture.engine.cycle()
-        #expect(try fixture.status.receiptSeq == 5)
+        #expect(try await fixture.engine.cycle().delivered == 1)
     }
 
     @Test("a 7-hour outage under a manual clock: degraded, then fail-open, nothing dead-lettered, all delivered after")
@@ -150,7 +197,7 @@ struct SyncEngineTests {
         let victim = seqs[0]
         fixture.transport.set(
             .perEntry { seq in
-                seq == victim ? SyncEntryResult(seq: seq, status: .rejected, code: 503, reason: "busy") : nil
+                seq == victim ? SyncEntryResult(seq: seq, status: .rejected, code: 429, reason: "busy") : nil
             }
         )
         for _ in 0..<10 {
@@ -217,14 +264,17 @@ struct SyncEngineTests {
         #expect(accepted == 10)
     }
 
-    @Test("a whole-request 422 for a single entry sends it to the DLQ; the others go through")
+    @Test("a whole-request 422 for a single entry sends an event to the DLQ and holds the genesis")
     func wholeRequestRejection() async throws {
         let fixture = try await DeliveryFixture()
         try await fixture.append(1)
         fixture.transport.set(.status(422, retryAfter: nil))
         let report = try await fixture.engine.cycle()
-        #expect(report.deadLettered == 2)
-        #expect(try fixture.table.count(.dlq) == 2)
+        #expect(report.deadLettered == 1 && report.health == .failing)
+        #expect(try fixture.table.count(.dlq) == 1)
+        let genesis = try #require(try fixture.table.items[0])
+        #expect(genesis.state == .pending && genesis.reason == "refused")
+        #expect(await fixture.engine.heldCount == 1)
     }
 
     @Test("401 pauses delivery without touching entries, and delivery resumes when credentials work")
