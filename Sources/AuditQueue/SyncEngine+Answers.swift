@@ -8,9 +8,10 @@ extension SyncEngine {
     struct HeldEntry: Sendable, Hashable {
         /// Refusals so far (the backoff).
         var refusals: Int
-        /// Whether the last refusal was of the whole request (a proxy or a backend fault may say that of any entry),
-        /// rather than the collector's verdict on the entry: such an entry is offered again at once after the
-        /// next good answer.
+        /// Whether the last refusal was not the collector's verdict on the entry itself: a refusal of the whole
+        /// request (a proxy or a backend fault may say that of any entry), or of the log (503: a key the collector
+        /// does not know yet). Such an entry is offered again with the next batch the pipeline sends, instead of
+        /// waiting a backoff of its own.
         var wholeRequest: Bool
         /// The collector's reason.
         var reason: String
@@ -109,7 +110,7 @@ extension SyncEngine {
         for seq in sent where outcome.retry[seq] == nil { notBefore[seq] = nil }
         for seq in outcome.delivered { release(seq) }
         for (seq, reason) in outcome.refused.sorted(by: { $0.key < $1.key }) {
-            hold(seq, reason: reason, wholeRequest: false, at: now)
+            hold(seq, reason: reason, wholeRequest: reason.hasPrefix("HTTP 503"), at: now)
         }
         if let refusal = outcome.logRefusal {
             // The log's state at the collector, not the entries: pause everything like an outage (the schedule,
@@ -186,7 +187,8 @@ extension SyncEngine {
         entry.reason = reason
         held[seq] = entry
         let delay = min(policy.jitteredDelay(afterFailures: entry.refusals, unit: clocks.random()), policy.probeInterval)
-        notBefore[seq] = now + delay
+        // Refused for the log's sake: the pipeline's pause governs it. Refused as such: its own backoff.
+        notBefore[seq] = wholeRequest && reason.hasPrefix("HTTP 503") ? nil : now + delay
         if let first = held.keys.min(), let lowest = held[first] {
             pipeline.setHold(.refused(seq: first, reason: lowest.reason))
         }

@@ -54,13 +54,14 @@ final class FaultProxy: Sendable {
 
     /// The port the proxy listens on (kept across ``Mode/refuse``).
     let port: UInt16
-    /// The backend's port on 127.0.0.1.
-    let upstream: UInt16
+    /// The backend's port on 127.0.0.1 (``setUpstream(_:)`` moves it, as a load balancer would to a new backend).
+    var upstream: UInt16 { upstreamPort.withLock { $0 } }
+    private let upstreamPort: Mutex<UInt16>
     private let state = Mutex(State())
 
     /// Starts a proxy on 127.0.0.1, port 0, in front of 127.0.0.1:`upstream`.
     init(upstream: Int) throws {
-        self.upstream = UInt16(upstream)
+        self.upstreamPort = Mutex(UInt16(upstream))
         let (fd, port) = try SyncFaultSocket.listen(port: 0)
         self.port = port
         state.withLock {
@@ -69,6 +70,9 @@ final class FaultProxy: Sendable {
         }
         Thread.detachNewThread { [self] in acceptLoop() }
     }
+
+    /// Forwards to another backend from the next request on.
+    func setUpstream(_ port: Int) { upstreamPort.withLock { $0 = UInt16(port) } }
 
     /// The proxy's base URL.
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }

@@ -21,6 +21,7 @@ final class SyncTestClocks: Sendable {
     }
 
     var monotonic: Duration { state.withLock { $0.monotonic } }
+    var wall: Int64 { state.withLock { $0.wall } }
 
     func advance(_ duration: Duration) {
         state.withLock { state in
