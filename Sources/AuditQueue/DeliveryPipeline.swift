@@ -48,8 +48,10 @@ public struct DeliveryPipeline: Sendable, Hashable {
     public private(set) var unauthorized = false
     /// Set while the last failure was at the network level (no HTTP answer at all).
     public private(set) var networkDown = false
-    /// Whether a reachability probe already ended the current pause (it may, once per pause).
-    public private(set) var probedThisPause = false
+    /// Whether a reachability probe already ended a pause since the backend last answered a batch. A probe that
+    /// connects but is followed by another failed batch proves only that the backend answers a `GET`: from then on
+    /// the schedule alone decides, until a batch is answered.
+    public private(set) var probeSpent = false
     /// Why the collector's copy is held back, while it is (health `failing`).
     public private(set) var hold: DeliveryHold?
 
@@ -67,23 +69,23 @@ public struct DeliveryPipeline: Sendable, Hashable {
         lastError = hold?.description
         unauthorized = false
         networkDown = false
-        probedThisPause = false
+        probeSpent = false
     }
 
     /// Whether a reachability probe may end the pause at `now`: only a pause after a network-level failure (no HTTP
-    /// answer), and only once per pause, so a backend that answers a GET but fails every batch still gets the
-    /// schedule.
+    /// answer), and only once until a batch is answered, so a backend that answers a `GET` but fails every batch
+    /// gets the schedule, not a resend every probe interval.
     public func mayProbe(at now: Duration) -> Bool {
-        networkDown && !probedThisPause && !mayAttempt(at: now)
+        networkDown && !probeSpent && !mayAttempt(at: now)
     }
 
     /// A reachability probe connected: end the pause now (the failure count stays, so a new failure backs off
-    /// further). A pause is shortened once at most.
+    /// further). Once until the next answered batch.
     public mutating func resumeAfterProbe() {
-        guard !probedThisPause else { return }
+        guard !probeSpent else { return }
         pausedUntil = .zero
         networkDown = false
-        probedThisPause = true
+        probeSpent = true
     }
 
     /// The collector's copy cannot advance (``DeliveryHold``): health `failing` until ``releaseHold()``. A hold
@@ -115,7 +117,6 @@ public struct DeliveryPipeline: Sendable, Hashable {
     ) -> Duration {
         failures += 1
         networkDown = network
-        probedThisPause = false
         if outageSince == nil { outageSince = now }
         lastError = reason
         // Retry-After may lengthen the pause, never shorten it: a date in the past or a 0 means "no earlier than
@@ -132,7 +133,6 @@ public struct DeliveryPipeline: Sendable, Hashable {
     public mutating func recordUnauthorized(at now: Duration, reason: String, policy: DeliveryPolicy) -> Duration {
         unauthorized = true
         networkDown = false
-        probedThisPause = false
         lastError = "credentials refused: \(reason)"
         failures += 1
         pausedUntil = now + policy.probeInterval

@@ -124,9 +124,13 @@ extension SyncEngine {
             )
             offerWholeRequestRefusals()
             report.failure = "the collector cannot verify the log yet: \(refusal)"
-            emit("warning", "the collector refuses the log for now; delivery paused", [
-                "reason": refusal, "retryInMs": String(delay.milliseconds),
-            ])
+            emit(
+                "warning",
+                "the collector refuses the log for now; delivery paused",
+                [
+                    "reason": refusal, "retryInMs": String(delay.milliseconds),
+                ]
+            )
         } else if !outcome.delivered.isEmpty {
             offerWholeRequestRefusals()
         }
@@ -186,16 +190,23 @@ extension SyncEngine {
         entry.wholeRequest = wholeRequest
         entry.reason = reason
         held[seq] = entry
-        let delay = min(policy.jitteredDelay(afterFailures: entry.refusals, unit: clocks.random()), policy.probeInterval)
+        let delay = min(
+            policy.jitteredDelay(afterFailures: entry.refusals, unit: clocks.random()),
+            policy.probeInterval
+        )
         // Refused for the log's sake: the pipeline's pause governs it. Refused as such: its own backoff.
         notBefore[seq] = wholeRequest && reason.hasPrefix("HTTP 503") ? nil : now + delay
         if let first = held.keys.min(), let lowest = held[first] {
             pipeline.setHold(.refused(seq: first, reason: lowest.reason))
         }
         if entry.refusals == 1 {
-            emit("critical", "the collector refuses an entry the rest of the log depends on; it stays queued", [
-                "seq": String(seq), "reason": reason, "retryInMs": String(delay.milliseconds),
-            ])
+            emit(
+                "critical",
+                "the collector refuses an entry the rest of the log depends on; it stays queued",
+                [
+                    "seq": String(seq), "reason": reason, "retryInMs": String(delay.milliseconds),
+                ]
+            )
         }
     }
 

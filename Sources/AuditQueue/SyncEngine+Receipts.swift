@@ -34,9 +34,13 @@ extension SyncEngine {
                 if let pin { sealer.metadata[DeliveryStatus.Meta.collectorKey] = Hex.encode(pin.rawRepresentation) }
             }
             if let pin {
-                emit("info", "pinned the collector's receipt key at first contact", [
-                    "collectorKeyId": KeyID.signing(pin).hex
-                ])
+                emit(
+                    "info",
+                    "pinned the collector's receipt key at first contact",
+                    [
+                        "collectorKeyId": KeyID.signing(pin).hex
+                    ]
+                )
             }
             if case .badReceipt? = pipeline.hold {
                 pipeline.releaseHold()
@@ -52,9 +56,13 @@ extension SyncEngine {
                 policy: policy
             )
             report.failure = reason
-            emit("warning", "the collector's receipt cannot be verified yet", [
-                "reason": reason, "retryInMs": String(delay.milliseconds),
-            ])
+            emit(
+                "warning",
+                "the collector's receipt cannot be verified yet",
+                [
+                    "reason": reason, "retryInMs": String(delay.milliseconds),
+                ]
+            )
             return false
         case .rejected(let reason):
             let evidence = JSONValue.object([
@@ -67,12 +75,22 @@ extension SyncEngine {
                 sealer.metadata[DeliveryStatus.Meta.rejectedReceipt] = text
             }
             let hold = DeliveryHold.badReceipt(reason)
-            pipeline.recordOutage(at: now, reason: hold.description, retryAfter: nil, unit: clocks.random(), policy: policy)
+            pipeline.recordOutage(
+                at: now,
+                reason: hold.description,
+                retryAfter: nil,
+                unit: clocks.random(),
+                policy: policy
+            )
             pipeline.setHold(hold)
             report.failure = hold.description
-            emit("critical", "the collector's receipt does not verify: its answer is ignored", [
-                "reason": reason, "seq": String(receipt?.seq ?? 0),
-            ])
+            emit(
+                "critical",
+                "the collector's receipt does not verify: its answer is ignored",
+                [
+                    "reason": reason, "seq": String(receipt?.seq ?? 0),
+                ]
+            )
             return false
         }
     }

@@ -63,7 +63,8 @@ struct RunCommand: AsyncParsableCommand {
     var flags: [String: String] {
         let values: [String: String?] = [
             "stateDir": stateDir, "deviceId": deviceId, "catalogue": catalogue, "backend": backend, "token": token,
-            "tokenFile": tokenFile, "collectorKey": collectorKey, "socket": socket, "listen": listen, "metrics": metrics,
+            "tokenFile": tokenFile, "collectorKey": collectorKey, "socket": socket, "listen": listen,
+            "metrics": metrics,
             "allowRemoteListen": allowRemoteListen ? "true" : nil, "maxBodyBytes": maxBodyBytes,
             "maxEvents": maxEvents, "maxAgeHours": maxAgeHours, "maxAttempts": maxAttempts,
             "maxDeadLetters": maxDeadLetters, "batchSize": batchSize, "retentionHours": retentionHours,

@@ -66,7 +66,10 @@ final class ScriptedTransport: SyncTransport {
         var removals: [SystemRecord.Removal] = []
         for bytes in held.values {
             if let entry = try? SealedEntry(serialized: bytes), entry.header.kind == .accountedRemoval,
-                case .accountedRemoval(let removal)? = try? SystemRecord(kind: entry.header.kind, payload: entry.payload),
+                case .accountedRemoval(let removal)? = try? SystemRecord(
+                    kind: entry.header.kind,
+                    payload: entry.payload
+                ),
                 removal.count == removal.lastSeq - removal.firstSeq + 1
             {
                 removals.append(removal)
@@ -74,7 +77,8 @@ final class ScriptedTransport: SyncTransport {
         }
         var seq: UInt64 = 0
         while true {
-            if let bytes = held[seq + 1], let entry = try? SealedEntry(serialized: bytes), entry.header.prevHash == hash {
+            if let bytes = held[seq + 1], let entry = try? SealedEntry(serialized: bytes), entry.header.prevHash == hash
+            {
                 seq += 1
                 hash = entry.entryHash
             } else if let bridge = removals.filter({ $0.firstSeq == seq + 1 }).max(by: { $0.lastSeq < $1.lastSeq }) {
