@@ -67,6 +67,9 @@ struct Bench {
             case .sync:
                 Summary.heading("Sync: SyncEngine over HTTP to an in-process collector (verification on)")
                 try await SyncBench.run(options: options, directory: directory, summary: summary)
+            case .recovery:
+                Summary.heading("Recovery: a burst of whole-request 400s, then the collector returns (real run loop)")
+                try await RecoveryBench.run(options: options, directory: directory, summary: summary)
             }
         }
         summary.printTable()

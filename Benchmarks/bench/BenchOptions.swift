@@ -4,7 +4,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, latency, verify, breakdown, sync
+        case primitives, append, latency, verify, breakdown, sync, recovery
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).

@@ -224,6 +224,9 @@ extension SyncEngine {
     /// Entries refused only as part of a whole request are offered again with the next batch: the fault that
     /// refused whole requests (a proxy, a backend restarting) is over once the collector answers per entry.
     private func offerWholeRequestRefusals() {
-        for (seq, entry) in held where entry.wholeRequest { notBefore[seq] = nil }
+        for (seq, entry) in held where entry.wholeRequest && notBefore[seq] != nil {
+            notBefore[seq] = nil
+            followUp = true
+        }
     }
 }

@@ -95,6 +95,9 @@ public actor SyncEngine {
     /// health at `failing` until accepted.
     var held: [UInt64: HeldEntry] = [:]
     var replayDue = false
+    /// Set when an answer made entries due at once (held entries offered again, a DLQ to offer once more): the run
+    /// loop cycles again without waiting for an append or the idle interval.
+    var followUp = false
     /// The refused accounted removals already logged (each is logged once, not every cycle).
     private var reportedRefusals: Set<String> = []
     private var lastHealth: DeliveryHealth?
@@ -160,7 +163,7 @@ public actor SyncEngine {
             if !pipeline.mayAttempt(at: now) {
                 wait = min(wait, pipeline.pausedUntil - now)
                 if pipeline.mayProbe(at: now), let probe = policy.reachabilityProbe { wait = min(wait, probe) }
-            } else if report.attempted, report.failure == nil, report.sent >= policy.batchSize {
+            } else if report.attempted, report.failure == nil, report.sent >= policy.batchSize || followUp {
                 wait = .zero
             } else if let next = notBefore.values.min(), next > now {
                 wait = min(wait, next - now)
@@ -192,6 +195,7 @@ public actor SyncEngine {
         let replay = replayDue
         let policy = policy
         var report = CycleReport()
+        followUp = false
 
         // Only the rows the limits need are loaded: the cost of a cycle does not grow with the backlog.
         var prepared = try await log.deliveryTransaction(scope: .limits(now: effective, policy: policy)) {
@@ -336,7 +340,10 @@ public actor SyncEngine {
             // (Whether the answer ends the outage is decided by `apply`: a refusal of the whole log does not.)
             guard try await trust(response.receipt, report: &report) else { return }
             try await apply(response, sent: Set(entries.map(\.seq)), replayed: replayed, report: &report)
-            if replayed.isEmpty { replayDue = true }
+            if replayed.isEmpty {
+                replayDue = true
+                if try log.storage.deliveryTable(scope: .counts).count(.dlq) > 0 { followUp = true }
+            }
         case .outage(let reason, let retryAfter):
             var network = false
             if case .failure = outcome { network = true }
