@@ -18,7 +18,7 @@ struct ParserFuzzTests {
     @Test("JSON values: parse or throw; what parses re-parses from its canonical bytes to the same value")
     func jsonValue() {
         let broken = Broken()
-        Fuzz.run("json", seeds: Fuzz.corpus("json"), iterations: 30_000) { input in
+        Fuzz.run("json", seeds: Fuzz.corpus("json"), iterations: 12_000) { input in
             guard let value = try? JSONValue(parsing: input) else { return }
             if (try? JSONValue(parsing: value.canonicalBytes)) != value { broken.note(input) }
         }
@@ -29,7 +29,7 @@ struct ParserFuzzTests {
     func eventInput() {
         let broken = Broken()
         let now = AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000)
-        Fuzz.run("event-input", seeds: Fuzz.corpus("event-input"), iterations: 12_000) { input in
+        Fuzz.run("event-input", seeds: Fuzz.corpus("event-input"), iterations: 6_000) { input in
             guard
                 let events = try? AuditEvent.decodeInput(
                     input,
@@ -48,7 +48,7 @@ struct ParserFuzzTests {
     @Test("decrypted event payloads: an event or an error; accepted payloads are canonical or refused by verify")
     func eventPayload() {
         let broken = Broken()
-        Fuzz.run("event-payload", seeds: Fuzz.corpus("event-payload"), iterations: 12_000) { input in
+        Fuzz.run("event-payload", seeds: Fuzz.corpus("event-payload"), iterations: 6_000) { input in
             guard let event = try? AuditEvent(canonicalPayload: input) else { return }
             if (try? AuditEvent(canonicalPayload: event.canonicalPayload)) != event { broken.note(input) }
             _ = try? EventCatalogue.builtIn.validate(event)
@@ -59,7 +59,7 @@ struct ParserFuzzTests {
     @Test("serialized entries: an entry or an error; an accepted entry serializes to the same bytes")
     func sealedEntry() {
         let broken = Broken()
-        Fuzz.run("sealed-entry", seeds: Fuzz.corpus("sealed-entry"), iterations: 40_000) { input in
+        Fuzz.run("sealed-entry", seeds: Fuzz.corpus("sealed-entry"), iterations: 20_000) { input in
             guard let entry = try? SealedEntry(serialized: input) else { return }
             if entry.serialized != input { broken.note(input) }
             _ = entry.header.time.rfc3339
@@ -92,7 +92,7 @@ struct ParserFuzzTests {
 
     @Test("catalogue files: a catalogue or an error")
     func catalogue() {
-        Fuzz.run("catalogue", seeds: Fuzz.corpus("catalogue"), iterations: 8_000) { input in
+        Fuzz.run("catalogue", seeds: Fuzz.corpus("catalogue"), iterations: 4_000) { input in
             _ = try? EventCatalogue.builtIn.adding(json: input)
         }
     }
@@ -100,7 +100,7 @@ struct ParserFuzzTests {
     @Test("RFC 3339 times: a time or nil; every Int64 of milliseconds formats, and a parsed time re-parses")
     func timestamp() {
         let broken = Broken()
-        Fuzz.run("timestamp", seeds: Fuzz.corpus("timestamp"), iterations: 40_000) { input in
+        Fuzz.run("timestamp", seeds: Fuzz.corpus("timestamp"), iterations: 20_000) { input in
             if let stamp = AuditTimestamp(rfc3339: String(decoding: input, as: UTF8.self)),
                 AuditTimestamp(rfc3339: stamp.rfc3339) != stamp
             {

@@ -16,7 +16,7 @@ struct ConfigFuzzTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("auditd.json").path
-        Fuzz.run("agent-config", seeds: Fuzz.corpus("agent-config"), iterations: 4_000) { input in
+        Fuzz.run("agent-config", seeds: Fuzz.corpus("agent-config"), iterations: 3_000) { input in
             guard FileManager.default.createFile(atPath: path, contents: Data(input)) else { return }
             _ = try? AgentConfiguration.resolve(configFile: path, environment: [:], flags: [:])
         }
@@ -25,7 +25,7 @@ struct ConfigFuzzTests {
     @Test("collector ingest: a mutated batch is parsed and decided entry by entry; every entry gets one result")
     func collectorIngest() {
         var mismatched = 0
-        Fuzz.run("collector-ingest", seeds: Fuzz.corpus("sync-batch"), iterations: 3_000) { input in
+        Fuzz.run("collector-ingest", seeds: Fuzz.corpus("sync-batch"), iterations: 1_500) { input in
             guard let value = try? JSONValue(parsing: input), let batch = try? SyncBatch(json: value) else { return }
             let incoming = IncomingEntry.prepare(batch.entries, knownKeys: [:], held: [:])
             let plan = IngestDecider.plan(incoming, logId: batch.logId, trusted: [:], keys: [:], held: [:])

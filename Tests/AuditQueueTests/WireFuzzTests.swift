@@ -18,7 +18,7 @@ struct WireFuzzTests {
     @Test("sync batches (collector side): a batch or an error; an accepted batch round-trips through its JSON")
     func syncBatch() {
         let broken = Broken()
-        Fuzz.run("sync-batch", seeds: Fuzz.corpus("sync-batch"), iterations: 6_000) { input in
+        Fuzz.run("sync-batch", seeds: Fuzz.corpus("sync-batch"), iterations: 3_000) { input in
             guard let value = try? JSONValue(parsing: input), let batch = try? SyncBatch(json: value) else { return }
             if (try? SyncBatch(json: batch.json)) != batch { broken.note(input) }
         }
@@ -28,7 +28,7 @@ struct WireFuzzTests {
     @Test("sync responses (agent side): a response or an error; an accepted one round-trips through its JSON")
     func syncResponse() {
         let broken = Broken()
-        Fuzz.run("sync-response", seeds: Fuzz.corpus("sync-response"), iterations: 12_000) { input in
+        Fuzz.run("sync-response", seeds: Fuzz.corpus("sync-response"), iterations: 8_000) { input in
             guard let value = try? JSONValue(parsing: input), let response = try? SyncResponse(json: value) else {
                 return
             }
@@ -41,7 +41,7 @@ struct WireFuzzTests {
     @Test("collector receipts: a receipt or an error; an accepted one round-trips through its JSON")
     func receipt() {
         let broken = Broken()
-        Fuzz.run("receipt", seeds: Fuzz.corpus("receipt"), iterations: 12_000) { input in
+        Fuzz.run("receipt", seeds: Fuzz.corpus("receipt"), iterations: 8_000) { input in
             guard let value = try? JSONValue(parsing: input), let receipt = try? CollectorReceipt(json: value) else {
                 return
             }
@@ -52,7 +52,7 @@ struct WireFuzzTests {
 
     @Test("public key files (JSON or hex lines): keys or an error")
     func publicKeyFile() {
-        Fuzz.run("public-key-file", seeds: Fuzz.corpus("public-key-file"), iterations: 5_000) { input in
+        Fuzz.run("public-key-file", seeds: Fuzz.corpus("public-key-file"), iterations: 8_000) { input in
             _ = try? PublicKeyFile.parse(input)
         }
     }
