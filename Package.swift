@@ -107,14 +107,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The seeded mutation harness the parser fuzz tests share, and its committed corpus (Tests/Fuzz/corpus).
+        .target(name: "FuzzSupport", path: "Tests/FuzzSupport"),
         .testTarget(
             name: "AuditChainTests",
-            dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["AuditChain", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "AuditQueueTests",
             dependencies: [
-                "AuditQueue", "AuditChain", .product(name: "Crypto", package: "swift-crypto"),
+                "AuditQueue", "AuditChain", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -122,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "AuditDeliveryTests",
             dependencies: [
-                "auditd", "AuditAgent", "AuditCollector", "AuditQueue", "AuditChain",
+                "auditd", "AuditAgent", "AuditCollector", "AuditQueue", "AuditChain", "FuzzSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

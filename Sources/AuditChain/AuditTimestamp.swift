@@ -17,9 +17,14 @@ public struct AuditTimestamp: Sendable, Hashable, Comparable, CustomStringConver
 
     /// RFC 3339 in UTC with exactly three fractional digits, e.g. `2026-11-21T19:41:08.123Z` (the canonical form).
     public var rfc3339: String {
+        // Floor division without overflow: for Int64.min, floor(millis / day) * day is below Int64.min.
         let millis = millisecondsSinceEpoch
-        let days = floorDiv(millis, 86_400_000)
-        let msOfDay = millis - days * 86_400_000
+        var days = millis / 86_400_000
+        var msOfDay = millis % 86_400_000
+        if msOfDay < 0 {
+            days -= 1
+            msOfDay += 86_400_000
+        }
         let (year, month, day) = Self.civil(fromDays: days)
         let hour = msOfDay / 3_600_000
         let minute = msOfDay / 60_000 % 60

@@ -39,6 +39,9 @@ struct ChainAnalyzer: Sendable {
     /// The last key ``keyProblem(_:)`` accepted, while the trusted, retired and active keys stay the same: most
     /// entries are signed by the key of the entry before them.
     private var acceptedKey: KeyID?
+    /// The data key events must be encrypted under (the genesis's, then each rotation's); nil when a gap or a
+    /// damaged entry may hide a rotation, so the rule is not applied.
+    private var activeDataKey: KeyID?
     private var logId: [UInt8]?
     private var tip: Tip?
     private var pending: Pending?
@@ -81,9 +84,11 @@ struct ChainAnalyzer: Sendable {
 
     private mutating func examine(_ examined: ExaminedEntry) {
         report.entriesChecked += 1
-        let expected = tip.map { $0.seq + 1 } ?? firstSeq
+        // Saturating: a header may claim seq 2^64 - 1, and nothing can follow it.
+        let expected = tip.map { $0.seq == .max ? .max : $0.seq + 1 } ?? firstSeq
         guard let header = examined.header else {
             resolvePending(nextPrevHash: nil)
+            activeDataKey = nil
             let seq = examined.storageSeq ?? expected
             problem(seq, .malformed, examined.malformed ?? "entry does not follow the layout")
             tip = Tip(seq: max(seq, tip?.seq ?? 0), hash: nil)
@@ -93,6 +98,7 @@ struct ChainAnalyzer: Sendable {
 
         // An entry whose signature fails is not authentic: only its position is used.
         if examined.signature == .invalid || examined.signature == .unknownKey {
+            activeDataKey = nil
             let seq = header.seq == expected ? header.seq : (examined.storageSeq ?? expected)
             pending =
                 examined.signature == .invalid
@@ -159,13 +165,15 @@ struct ChainAnalyzer: Sendable {
             logId = header.logId
             report.logId = header.logId
         }
+        // Written so that no sum overflows: any seq up to 2^64 - 1 is placed (or named) without trapping.
         if let tip {
-            if header.seq == tip.seq + 1 {
+            if header.seq > tip.seq, header.seq - 1 == tip.seq {
                 if let previous = tip.hash, previous != header.prevHash {
                     problem(header.seq, .linkBroken, "its previous hash does not match the entry at seq \(tip.seq)")
                 }
-            } else if header.seq > tip.seq + 1 {
+            } else if header.seq > tip.seq {
                 gaps.append(Gap(from: tip.seq + 1, to: header.seq - 1, bridge: header.prevHash))
+                activeDataKey = nil
             } else {
                 if header.seq == tip.seq {
                     let detail =
@@ -180,8 +188,10 @@ struct ChainAnalyzer: Sendable {
                 }
                 return false
             }
-        } else if header.seq > firstSeq {
-            gaps.append(Gap(from: firstSeq, to: header.seq - 1, bridge: header.prevHash))
+        } else if header.seq > 0 {
+            // Every copy holds the genesis, a range export too (docs/FORMAT.md, section 11): the gap starts at 0,
+            // and only the part from `firstSeq` on must be accounted for.
+            gaps.append(Gap(from: 0, to: header.seq - 1, bridge: header.prevHash))
         }
         tip = Tip(seq: header.seq, hash: hash)
         report.head = ChainHead(logId: header.logId, seq: header.seq, hash: hash)
@@ -238,6 +248,10 @@ struct ChainAnalyzer: Sendable {
             if let entry = examined.entry { checkSystemRecord(entry) }
             return
         }
+        if let problem = eventKeyProblem(header) {
+            self.problem(header.seq, .payloadInvalid, problem)
+            return
+        }
         guard !dataKeys.isEmpty, let entry = examined.entry else { return }
         guard let key = dataKeys[header.dataKeyId] else {
             problem(header.seq, .payloadUndecryptable, "no data key with id \(header.dataKeyId) was given")
@@ -265,8 +279,31 @@ struct ChainAnalyzer: Sendable {
         }
     }
 
+    /// The header rules of an event (docs/FORMAT.md, sections 3, 6 and 7): a real data key id, the active one,
+    /// and room for the AES-GCM tag.
+    private func eventKeyProblem(_ header: EntryHeader) -> String? {
+        if header.dataKeyId == KeyID.none {
+            return "an event must name its data key, not the all-zero id of records that are not encrypted"
+        }
+        if let activeDataKey, header.dataKeyId != activeDataKey {
+            return "encrypted under data key \(header.dataKeyId), but the active data key is \(activeDataKey)"
+        }
+        if header.payloadLength < FormatConstants.tagSize {
+            return "an event payload of \(header.payloadLength) bytes cannot hold the 16-byte AES-GCM tag"
+        }
+        return nil
+    }
+
     private mutating func checkSystemRecord(_ entry: SealedEntry) {
         let header = entry.header
+        guard entry.nonce.allSatisfy({ $0 == 0 }), header.dataKeyId == KeyID.none else {
+            problem(
+                header.seq,
+                .payloadInvalid,
+                "a \(header.kind) record is not encrypted: its nonce and data key id must be all zero"
+            )
+            return
+        }
         let record: SystemRecord
         do {
             record = try SystemRecord(kind: header.kind, payload: entry.payload)
@@ -284,6 +321,7 @@ struct ChainAnalyzer: Sendable {
                 return
             }
             activeKey = header.signingKeyId
+            activeDataKey = genesis.dataKeyId
         case .keyRotation(let rotation):
             guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey) else {
                 problem(header.seq, .payloadInvalid, "the rotation's new signing key is not an Ed25519 key")
@@ -295,6 +333,7 @@ struct ChainAnalyzer: Sendable {
             retired[newId] = nil
             activeKey = newId
             acceptedKey = nil
+            activeDataKey = rotation.newDataKeyId
         case .accountedRemoval(let removal), .retentionPrune(let removal):
             guard removal.lastSeq < header.seq else {
                 problem(header.seq, .payloadInvalid, "a removal record can only account for earlier entries")
@@ -314,7 +353,7 @@ struct ChainAnalyzer: Sendable {
     mutating func finish() -> VerificationReport {
         resolvePending(nextPrevHash: nil)
         if report.entriesChecked == 0 {
-            problem(firstSeq, .missing, "the log holds no entries")
+            problem(0, .missing, "the log holds no entries, not even the genesis")
         }
         if let checkpoint { checkTrustedCheckpoint(checkpoint) }
         resolveGaps()

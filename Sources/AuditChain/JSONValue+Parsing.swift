@@ -140,8 +140,12 @@ private struct Parser {
         if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) {
             throw error("fractional and exponent numbers are not accepted; use an integer")
         }
+        // More than 16 digits (2^53 - 1 has 16) is out of range whatever they are. `magnitude`, not `abs`:
+        // abs(Int64.min) traps, and -9223372036854775808 is a valid Int64.
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Int64(text), abs(value) <= JSONValue.maxSafeInteger else {
+        guard index - digitsStart <= 16, let value = Int64(text),
+            value.magnitude <= JSONValue.maxSafeInteger.magnitude
+        else {
             throw JSONValue.ParseError(
                 offset: start,
                 reason: "integer outside ±(2^53-1)",

@@ -14,6 +14,13 @@ public enum JSONValue: Sendable, Hashable {
     /// Largest magnitude of an integer the format accepts (I-JSON, RFC 7493).
     public static let maxSafeInteger: Int64 = (1 << 53) - 1
 
+    /// An unsigned count or sequence number as JSON: an integer within ±(2^53 − 1), else its decimal digits as a
+    /// string. Larger integers are not interoperable (RFC 7493) and the parser refuses them, so a value read from
+    /// a damaged or forged header (seq 2^64 − 1) is still printed, never trapped on.
+    public static func unsigned(_ value: UInt64) -> JSONValue {
+        value <= UInt64(maxSafeInteger) ? .integer(Int64(value)) : .string(String(value))
+    }
+
     /// The canonical bytes: object keys sorted by their UTF-8 bytes, no whitespace, minimal escaping.
     public var canonicalBytes: [UInt8] {
         var out: [UInt8] = []

@@ -48,7 +48,7 @@ public struct SignedCheckpoint: Sendable, Hashable {
         .object([
             "v": 1,
             "logId": .string(Bytes.hex(logId)),
-            "seq": .integer(Int64(seq)),
+            "seq": .unsigned(seq),
             "entryHash": .string(Bytes.hex(entryHash)),
             "signingKeyId": .string(signingKeyId.hex),
             "signature": .string(Bytes.hex(signature)),

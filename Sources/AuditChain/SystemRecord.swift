@@ -171,6 +171,10 @@ public enum SystemRecord: Sendable, Hashable {
             else {
                 throw AuditChainError(.malformedRecord, "\(kind) record: count and range do not agree")
             }
+            // Retention removes a prefix after the genesis and states the cumulative range (docs/FORMAT.md, 8.3).
+            guard kind != .retentionPrune || removal.firstSeq == 1 else {
+                throw AuditChainError(.malformedRecord, "\(kind) record: the pruned range must start at seq 1")
+            }
             try fields.expectOnly(["reason", "firstSeq", "lastSeq", "count", "lastRemovedHash", "detail"])
             self = kind == .retentionPrune ? .retentionPrune(removal) : .accountedRemoval(removal)
         case .checkpoint:

@@ -72,7 +72,9 @@ struct IngestDecider {
                 return reject(422, "invalid \(header.kind) record: \(error.message)")
             }
         }
-        if let problem = Self.contentProblem(record, header: header) { return reject(422, problem) }
+        if let problem = Self.layoutProblem(entry) ?? Self.contentProblem(record, header: header) {
+            return reject(422, problem)
+        }
 
         let keyId = header.signingKeyId
         let grant: KeyGrant
@@ -132,10 +134,27 @@ struct IngestDecider {
         return SyncEntryResult(seq: seq, status: .accepted)
     }
 
+    /// The key-id and nonce rules of docs/FORMAT.md (sections 3, 4, 5 and 7) that the entry layout alone does not
+    /// enforce: a system record is not encrypted (all-zero nonce and data key id), an event names a data key and
+    /// has room for its tag.
+    static func layoutProblem(_ entry: SealedEntry) -> String? {
+        let header = entry.header
+        guard header.kind == .event else {
+            guard entry.nonce.allSatisfy({ $0 == 0 }), header.dataKeyId == KeyID.none else {
+                return "a \(header.kind) record is not encrypted: its nonce and data key id must be all zero"
+            }
+            return nil
+        }
+        if header.dataKeyId == KeyID.none { return "an event must name its data key, not the all-zero id" }
+        if entry.payload.count < FormatConstants.tagSize { return "an event payload cannot hold the AES-GCM tag" }
+        return nil
+    }
+
     /// Rules on a system record's content that the collector enforces before storing it.
     private static func contentProblem(_ record: SystemRecord?, header: EntryHeader) -> String? {
         switch record {
         case .genesis(let genesis)?:
+            guard header.prevHash.allSatisfy({ $0 == 0 }) else { return "the genesis's previous hash must be all zero" }
             return genesis.logId == header.logId ? nil : "the genesis names another log id than its header"
         case .accountedRemoval(let removal)?, .retentionPrune(let removal)?:
             return removal.lastSeq < header.seq ? nil : "a removal record must account for earlier entries only"

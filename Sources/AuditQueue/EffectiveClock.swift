@@ -40,8 +40,10 @@ public struct EffectiveClock: Sendable, Hashable {
             effective = max(wall, last)
             return effective!
         }
-        let expected = last + (now - lastMonotonic).milliseconds
-        if abs(wall - expected) <= tolerance.milliseconds {
+        // Saturating: `last` may come from a tampered database (Int64.max), and abs(Int64.min) traps.
+        let expected = Self.saturatingSum(last, (now - lastMonotonic).milliseconds)
+        let (difference, overflow) = wall.subtractingReportingOverflow(expected)
+        if !overflow, difference.magnitude <= tolerance.milliseconds.magnitude {
             effective = max(wall, last)
             jumped = false
         } else {
@@ -50,5 +52,11 @@ public struct EffectiveClock: Sendable, Hashable {
             effective = expected
         }
         return effective!
+    }
+
+    private static func saturatingSum(_ lhs: Int64, _ rhs: Int64) -> Int64 {
+        let (sum, overflow) = lhs.addingReportingOverflow(rhs)
+        guard overflow else { return sum }
+        return rhs > 0 ? .max : .min
     }
 }

@@ -56,8 +56,8 @@ public enum LogBundle {
                         ])
                     }
                 ),
-                "firstSeq": .integer(Int64(firstSeq)),
-                "lastSeq": .integer(Int64(lastSeq)),
+                "firstSeq": .unsigned(firstSeq),
+                "lastSeq": .unsigned(lastSeq),
                 "checkpoint": checkpoint?.json ?? .null,
             ]).canonicalBytes
         }
@@ -105,7 +105,7 @@ public enum LogBundle {
 
     /// One entry line (canonical JSON, no newline).
     public static func entryLine(_ entry: StoredEntry) -> [UInt8] {
-        JSONValue.object(["seq": .integer(Int64(entry.seq)), "entry": .string(Hex.encode(entry.bytes))]).canonicalBytes
+        JSONValue.object(["seq": .unsigned(entry.seq), "entry": .string(Hex.encode(entry.bytes))]).canonicalBytes
     }
 
     /// Parses an entry line.

@@ -80,7 +80,7 @@ public struct SyncBatch: Sendable, Hashable {
             "entries": .array(
                 entries.map { entry in
                     .object([
-                        "seq": .integer(Int64(entry.seq)),
+                        "seq": .unsigned(entry.seq),
                         "idempotencyKey": .string("\(logHex)-\(entry.seq)"),
                         "entry": .string(Data(entry.bytes).base64EncodedString()),
                     ])
@@ -232,7 +232,7 @@ public struct CollectorReceipt: Sendable, Hashable {
         .object([
             "v": .integer(SyncWire.version),
             "logId": .string(Hex.encode(logId)),
-            "seq": .integer(Int64(seq)),
+            "seq": .unsigned(seq),
             "entryHash": .string(Hex.encode(entryHash)),
             "receivedAt": .string(receivedAt.rfc3339),
             "collectorKeyId": .string(collectorKeyId.hex),
@@ -291,7 +291,7 @@ public struct SyncResponse: Sendable, Hashable {
             "results": .array(
                 results.map { result in
                     .object([
-                        "seq": .integer(Int64(result.seq)),
+                        "seq": .unsigned(result.seq),
                         "status": .string(result.status.rawValue),
                         "code": .integer(Int64(result.code)),
                         "reason": .string(result.reason),
@@ -314,8 +314,8 @@ public struct SyncResponse: Sendable, Hashable {
             guard let fields = item.objectValue, let seq = fields["seq"]?.integerValue, seq >= 0,
                 let statusText = fields["status"]?.stringValue,
                 let status = SyncEntryResult.Status(rawValue: statusText),
-                let code = fields["code"]?.integerValue
-            else { throw .init("response: results[\(index)] needs seq, status and code") }
+                let code = fields["code"]?.integerValue, (100...599).contains(code)
+            else { throw .init("response: results[\(index)] needs seq, status and an HTTP code (100...599)") }
             results.append(
                 SyncEntryResult(
                     seq: UInt64(seq),

@@ -39,7 +39,7 @@ struct EntryView {
     var json: JSONValue {
         let header = entry.header
         var members: [String: JSONValue] = [
-            "seq": .integer(Int64(header.seq)),
+            "seq": .unsigned(header.seq),
             "time": .string(header.time.rfc3339),
             "kind": .string(header.kind.description),
             "signingKeyId": .string(header.signingKeyId.hex),

@@ -64,7 +64,7 @@ struct KeysCommand: ParsableCommand {
             let entry = try await log.rotateKeys(reason: reason)
             let active = try log.activeSigningKey()
             if output.json {
-                printJSON(.object(["seq": .integer(Int64(entry.header.seq)), "signingKeyId": .string(active.id.hex)]))
+                printJSON(.object(["seq": .unsigned(entry.header.seq), "signingKeyId": .string(active.id.hex)]))
             } else {
                 print("rotated keys at seq \(entry.header.seq): signing key \(active.id)")
             }

@@ -118,7 +118,7 @@ struct VerifyCommand: ParsableCommand {
                 .array(
                     report.problems.map {
                         .object([
-                            "seq": .integer(Int64($0.seq)), "lastSeq": .integer(Int64($0.lastSeq)),
+                            "seq": .unsigned($0.seq), "lastSeq": .unsigned($0.lastSeq),
                             "kind": .string($0.kind.rawValue), "detail": .string($0.detail),
                         ])
                     }

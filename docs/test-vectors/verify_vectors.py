@@ -108,6 +108,7 @@ def verify(entries, pinned, data_keys, checkpoint=None):
     problems = []
     trusted = {signing_key_id(k): k for k in pinned}
     active = None
+    active_data = None  # the genesis's dataKeyId, then each rotation's newDataKeyId (FORMAT.md section 7)
     tip_seq, tip_hash = None, None
     hashes = {}
     for position, raw in enumerate(entries):
@@ -144,6 +145,10 @@ def verify(entries, pinned, data_keys, checkpoint=None):
             continue
         kind = KINDS[e["kind"]]
         if kind == "event":
+            assert e["dataKeyId"] != b"\0" * 16 and len(e["payload"]) >= 16
+            if active_data is not None and e["dataKeyId"] != active_data:
+                problems.append((e["seq"], "data key"))
+                continue
             dk = data_keys[e["dataKeyId"]]
             plaintext = AESGCM(dk).decrypt(e["nonce"], e["payload"], e["header"])
         else:
@@ -157,10 +162,14 @@ def verify(entries, pinned, data_keys, checkpoint=None):
             assert bytes.fromhex(body["logId"]) == e["logId"]
             assert signing_key_id(bytes.fromhex(body["signingPublicKey"])) == e["signingKeyId"]
             active = e["signingKeyId"]
+            active_data = bytes.fromhex(body["dataKeyId"])
         elif kind == "keyRotation":
             new_key = bytes.fromhex(body["newSigningPublicKey"])
             trusted[signing_key_id(new_key)] = new_key
             active = signing_key_id(new_key)
+            active_data = bytes.fromhex(body["newDataKeyId"])
+        elif kind == "retentionPrune":
+            assert body["firstSeq"] == 1
         elif kind == "checkpoint":
             assert body["headSeq"] == e["seq"] - 1 and bytes.fromhex(body["headHash"]) == e["prevHash"]
     if checkpoint is not None:

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpus of the parser fuzz tests (Tests/Fuzz/corpus/<target>/) from the format's
+test vectors (docs/test-vectors/chain-v1.json) plus hand-written documents. Deterministic: run it again after the
+vectors change and commit the result. Standard library only."""
+
+import base64
+import json
+import os
+import shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+OUT = os.path.join(HERE, "corpus")
+vectors = json.load(open(os.path.join(ROOT, "docs/test-vectors/chain-v1.json"), encoding="utf-8"))
+
+
+def canonical(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def write(target, name, data):
+    os.makedirs(os.path.join(OUT, target), exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    with open(os.path.join(OUT, target, name), "wb") as handle:
+        handle.write(data)
+
+
+shutil.rmtree(OUT, ignore_errors=True)
+entries = vectors["entries"]
+checkpoint = {k: v for k, v in vectors["checkpoint"].items() if k != "signedMessage"}
+log_id = vectors["logId"]
+
+# JSON values: the canonical examples, and a document with a number in every position.
+for index, case in enumerate(vectors["canonicalJSON"]):
+    write("json", "canonical-%d.json" % index, case["canonical"])
+write("json", "numbers.json", '{"a":[0,-1,9007199254740991,-9007199254740991],"b":{"c":[[[1]]],"d":-0},"e":1}')
+write("json", "strings.json", '["\\u00e9\\ud83d\\ude00","\\"\\\\\\/\\b\\f\\n\\r\\t",""," \\u0000"]')
+write("json", "literals.json", ' [ true , false , null , {} , [] ] ')
+
+# Producer input: one object, pretty-printed, and JSON Lines.
+success = {"type": "BIOMETRIC_AUTH_SUCCESS", "userId": "user-1", "deviceId": "device-1",
+           "attributes": {"unlockDurationMs": 120}}
+failure = {"type": "BIOMETRIC_AUTH_FAILURE", "userId": "user-2", "deviceId": "device-1",
+           "attributes": {"attemptCount": 2, "errorCode": "ERR-107-030"},
+           "occurredAt": "2026-11-18T11:06:41.000Z", "idempotencyKey": "idem-7"}
+write("event-input", "single.json", canonical(success))
+write("event-input", "pretty.json", json.dumps(failure, indent=2))
+write("event-input", "lines.jsonl", "\n".join(canonical(e) for e in [success, failure, success]) + "\n")
+
+# Event payloads (decrypted) and system record payloads, from the vectors.
+for item in entries:
+    if item["kind"] == "event":
+        write("event-payload", "seq-%d.json" % item["seq"], item["plaintext"])
+    else:
+        write("system-record", "%d-%s.json" % (item["kindByte"], item["kind"]), item["plaintext"])
+    write("sealed-entry", "seq-%d-%s.bin" % (item["seq"], item["kind"]), bytes.fromhex(item["serialized"]))
+
+write("checkpoint", "vector.json", canonical(checkpoint))
+write("timestamp", "utc.txt", "2026-11-18T11:06:41.000Z")
+write("timestamp", "offset.txt", "1999-12-31t23:59:59.123456-05:30")
+write("timestamp", "edges.txt", "9999-12-31T23:59:59.999Z")
+write("timestamp", "epoch.txt", "1970-01-01T00:00:00Z")
+
+write("catalogue", "vault.json", json.dumps({
+    "version": 1,
+    "eventTypes": [{
+        "type": "VAULT_EXPORTED", "priority": "critical", "summary": "A vault was exported.",
+        "additionalAttributes": False,
+        "attributes": {
+            "format": {"type": "string", "enum": ["csv", "json"]},
+            "itemCount": {"type": "integer", "minimum": 0, "maximum": 100000},
+            "encrypted": {"type": "boolean"},
+            "note": {"type": "string", "required": False, "minLength": 1, "maxLength": 200},
+            "extra": {"type": "object", "required": False},
+            "list": {"type": "array", "required": False},
+        },
+    }],
+}, indent=2))
+
+# The wire protocol, both ways.
+batch = {
+    "v": 1, "logId": log_id, "batchId": "b" * 64, "checkpoint": checkpoint,
+    "entries": [{"seq": e["seq"], "idempotencyKey": "%s-%d" % (log_id, e["seq"]),
+                 "entry": base64.b64encode(bytes.fromhex(e["serialized"])).decode()} for e in entries],
+}
+write("sync-batch", "vectors.json", canonical(batch))
+write("sync-batch", "no-checkpoint.json", canonical(dict(batch, checkpoint=None, entries=batch["entries"][:2])))
+receipt = {"v": 1, "logId": log_id, "seq": 7, "entryHash": entries[7]["entryHash"],
+           "receivedAt": "2026-11-18T11:06:41.000Z", "collectorKeyId": "ab" * 16, "signature": "cd" * 64}
+write("receipt", "receipt.json", canonical(receipt))
+write("sync-response", "mixed.json", canonical({"v": 1, "receipt": receipt, "results": [
+    {"seq": 6, "status": "duplicate", "code": 200, "reason": ""},
+    {"seq": 7, "status": "accepted", "code": 200, "reason": ""},
+    {"seq": 8, "status": "rejected", "code": 422, "reason": "the signature does not verify"},
+    {"seq": 9, "status": "rejected", "code": 503, "reason": "unknown signing key"}]}))
+write("sync-response", "no-receipt.json", canonical({"v": 1, "receipt": None, "results": []}))
+
+# Key files and bundles.
+keys = vectors["keys"]
+public_keys = [{"keyId": keys["signingKeyId"], "publicKey": keys["signingPublicKey"]},
+               {"keyId": keys["rotatedSigningKeyId"], "publicKey": keys["rotatedSigningPublicKey"]}]
+write("public-key-file", "keys.json", canonical({"v": 1, "logId": log_id, "keys": public_keys}) + "\n")
+write("public-key-file", "lines.txt", keys["signingPublicKey"] + "\n  " + keys["rotatedSigningPublicKey"] + "\n")
+header = {"bundle": "audit-chain", "v": 1, "logId": log_id, "deviceId": "device-1", "publicKeys": public_keys,
+          "firstSeq": 0, "lastSeq": 7, "checkpoint": checkpoint}
+lines = [canonical(header)] + [canonical({"seq": e["seq"], "entry": e["serialized"]}) for e in entries]
+write("bundle", "full.jsonl", "\n".join(lines) + "\n")
+ranged = dict(header, firstSeq=5, checkpoint=None)
+write("bundle", "range.jsonl", "\n".join([canonical(ranged), lines[1]] + lines[6:]) + "\n")
+
+write("agent-config", "settings.json", json.dumps({
+    "deviceId": "device-1", "backend": "http://127.0.0.1:8443", "maxEvents": 1000, "maxAgeHours": 72,
+    "maxAttempts": 10, "maxDeadLetters": 100, "batchSize": 500, "retryScheduleSeconds": [1, 5, 30, 60, 300],
+    "jitter": 0.2, "logLevel": "info", "retentionHours": None, "allowRemoteListen": False,
+}, indent=2))
+write("agent-config", "empty.json", "{}")
+print("corpus written to", OUT)
