@@ -194,6 +194,7 @@ public actor SyncEngine {
         let notDue = Set(notBefore.filter { $0.value > monotonic }.keys)
         let replay = replayDue
         let policy = policy
+        let stalled = pipeline.failures > 0 || !held.isEmpty
         var report = CycleReport()
         followUp = false
 
@@ -212,7 +213,13 @@ public actor SyncEngine {
             }
             // The records travel in the batches that follow: they are pending rows from the commit on. A log that
             // refuses to seal keeps its removed rows waiting for their records, and still delivers the rest.
-            if mayAttempt, try sealer.maySeal() {
+            // While the collector is not taking entries (an outage, a refused pinned entry) and a system record is
+            // already pending, new removals wait: they coalesce into one record per run instead of one per attempt.
+            // Past `maxEvents` waiting rows they are sealed anyway (what bounds the rows).
+            let undeliveredRecords = table.count(.pending) - table.pendingEvents
+            let awaiting = table.count(.removed)
+            prepared.deferred = stalled && undeliveredRecords > 0 && awaiting <= policy.maxEvents ? awaiting : 0
+            if mayAttempt, prepared.deferred == 0, try sealer.maySeal() {
                 for removal in DeliveryLimits.removalRecords(in: table) {
                     do {
                         try sealer.seal(.accountedRemoval(removal))
@@ -260,6 +267,8 @@ public actor SyncEngine {
             let context = BatchContext(logId: try log.info().logId, checkpoint: try log.latestCheckpoint())
             try await deliver(entries, context, replayed: prepared.replayed, report: &report)
         }
+        // Records were delivered while removals waited for them: seal theirs at once.
+        if prepared.deferred > 0, report.delivered > 0 { followUp = true }
         if let retention = policy.retention, report.delivered > 0 {
             let cutoff = AuditTimestamp(millisecondsSinceEpoch: effective - retention.milliseconds)
             do {
@@ -297,6 +306,8 @@ public actor SyncEngine {
     }
 
     private struct Prepared: Sendable {
+        /// Removed rows whose record waits for an earlier system record to be delivered.
+        var deferred = 0
         var removed: [String: Int] = [:]
         var selected: [UInt64] = []
         var replayed: Set<UInt64> = []
