@@ -37,11 +37,16 @@ extension SQLiteLogStorage {
 
     private static let columns = "seq, priority, enqueued_at, attempts, state, reason, detail, hash, changed_at"
 
-    private static func item(_ row: Row) -> DeliveryItem {
-        let seq: Int64 = row[0]
+    /// A row read back. The table is unsigned state anyone who can write the file may change: a value out of range
+    /// is `corruptState`, never a trap.
+    private static func item(_ row: Row) throws -> DeliveryItem {
+        let stored: Int64 = row[0]
         let hash: Data = row[7]
+        guard let seq = UInt64(exactly: stored) else {
+            throw LogStoreError(.corruptState, "a delivery row has seq \(stored), which no entry can have")
+        }
         return DeliveryItem(
-            seq: UInt64(seq),
+            seq: seq,
             priority: DeliveryPriority(rawValue: row[1]) ?? .critical,
             enqueuedAt: row[2],
             attempts: row[3],
@@ -63,7 +68,7 @@ extension SQLiteLogStorage {
                 arguments: arguments
             )
             while let row = try rows.next() {
-                let item = item(row)
+                let item = try item(row)
                 table.items[item.seq] = item
             }
         }
@@ -84,7 +89,11 @@ extension SQLiteLogStorage {
                     """,
                 arguments: [system]
             )
-            let totals = (0..<4).map { Int((row?[$0] as Double?) ?? 0) }
+            // `total()` sums as a double; counts of rows are far below 2^53, so the conversion is exact.
+            let totals = (0..<4).map { index -> Int in
+                let value = (row?[index] as Double?) ?? 0
+                return value.isFinite && value >= 0 && value < 9e15 ? Int(value) : 0
+            }
             counts = [.pending: totals[0], .dlq: totals[2], .removed: totals[3]]
             pendingEvents = totals[1]
         }
@@ -99,7 +108,7 @@ extension SQLiteLogStorage {
             for seq in seqs {
                 guard let signed = Int64(exactly: seq), let row = try Row.fetchOne(statement, arguments: [signed])
                 else { continue }
-                table.items[seq] = item(row)
+                table.items[seq] = try item(row)
             }
         case .head(let count):
             try load("state = \(DeliveryState.dlq.rawValue)")
