@@ -17,42 +17,34 @@ import Glibc
         return UInt32(info.st_mode & 0o777)
     }
 
-    @Test func theDatabaseAndItsWALAndSharedMemoryFilesAreCreatedPrivate() async throws {
-        let directory = CollectorTempDir()
-        // The test process's umask (022 as a rule) would give SQLite's default 0644.
-        let store = try CollectorStore(path: directory.database)
-        var chain = CollectorChain()
-        chain.appendEvents(2)
-        let collector = Collector(store: store, receiptKey: .generate())
-        _ = try await collector.ingest(chain.batch())
-        for suffix in ["", "-wal", "-shm"] {
-            #expect(Self.mode(directory.database + suffix) == 0o600, "\(directory.database + suffix)")
-        }
-    }
-
-    @Test func underAUmaskOfZeroTheCollectorCreatesEveryFile0600() async throws {
+    /// `auditd collector` started by a shell with a permissive umask (SQLite alone would give 0644 to the
+    /// database, its WAL and shared-memory files); the modes are read while it runs (the WAL and shared-memory
+    /// files are removed when the last connection closes).
+    @Test(arguments: ["000", "022"])
+    func underAPermissiveUmaskTheCollectorCreatesEveryFile0600(umask: String) async throws {
         let directory = CollectorTempDir()
         let database = directory.database
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
-            "-c", "umask 000; exec \"$0\" collector --db \"$1\" --listen 127.0.0.1:0", AgentProducts.path("auditd"),
-            database,
+            "-c", "umask \(umask); exec \"$0\" collector --db \"$1\" --listen 127.0.0.1:0",
+            AgentProducts.path("auditd"), database,
         ]
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") }
         let child = AgentChild(process: process)
         process.standardOutput = child.stdout
         process.standardError = child.stderr
         try process.run()
+        let paths = [database, database + "-wal", database + "-shm", database + ".collector.key"]
         let created = await pollUntil(within: .seconds(60)) {
-            FileManager.default.fileExists(atPath: database + "-shm")
-                && FileManager.default.fileExists(atPath: database + ".collector.key")
+            paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }
         }
+        let modes = paths.map { Self.mode($0) }
         kill(process.processIdentifier, SIGTERM)
         let result = try await child.wait(timeout: .seconds(60))
         #expect(created, "\(result.stderr)")
-        for path in [database, database + "-wal", database + "-shm", database + ".collector.key"] {
-            #expect(Self.mode(path) == 0o600, "\(path)")
+        for (path, mode) in zip(paths, modes) {
+            #expect(mode == 0o600, "\(path): \(mode.map { String($0, radix: 8) } ?? "missing")")
         }
     }
 
