@@ -66,6 +66,13 @@ import Glibc
         )
         defer { slow.closeAll() }
         await slow.drip()
+        // The flood is in once the collector has taken it from the kernel's accept queue (256): until then a new
+        // connection's SYN may be dropped and retried after 1, 2, 4 s... whatever the collector does. On a machine
+        // whose cores the suite's other tests hold, draining that queue can take seconds.
+        let drained = await pollUntil(within: .seconds(60)) {
+            (try? await AgentHTTPClient(target: .tcp(port)).get("/v1/collector/key"))?.status == 200
+        }
+        #expect(drained)
 
         let agentDirectory = try AgentTempDir()
         var configuration = AgentHarness.configuration(agentDirectory)
