@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "BiometricUnlock", targets: ["BiometricUnlock"]),
         .library(name: "AuditCollector", targets: ["AuditCollector"]),
         .library(name: "AuditAgent", targets: ["AuditAgent"]),
+        .library(name: "AuditServerKit", targets: ["AuditServerKit"]),
         .executable(name: "auditd", targets: ["auditd"]),
         .executable(name: "auditctl", targets: ["auditctl"]),
     ],
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0", traits: []),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         .target(
@@ -44,9 +46,19 @@ let package = Package(
             dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
+            name: "AuditServerKit",
+            dependencies: [
+                "AuditQueue",
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "AuditCollector",
             dependencies: [
-                "AuditChain", "AuditQueue",
+                "AuditChain", "AuditQueue", "AuditServerKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -58,7 +70,7 @@ let package = Package(
         .target(
             name: "AuditAgent",
             dependencies: [
-                "AuditChain", "AuditQueue",
+                "AuditChain", "AuditQueue", "AuditServerKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -74,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "auditd",
             dependencies: [
-                "AuditChain", "AuditQueue", "AuditAgent", "AuditCollector",
+                "AuditChain", "AuditQueue", "AuditAgent", "AuditCollector", "AuditServerKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -124,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "AuditDeliveryTests",
             dependencies: [
-                "auditd", "AuditAgent", "AuditCollector", "AuditQueue", "AuditChain", "FuzzSupport",
+                "auditd", "AuditAgent", "AuditCollector", "AuditQueue", "AuditChain", "FuzzSupport", "AuditServerKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

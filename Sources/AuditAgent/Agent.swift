@@ -3,6 +3,7 @@ public import Logging
 public import ServiceLifecycle
 import AuditChain
 import Crypto
+import AuditServerKit
 import Foundation
 import Hummingbird
 import Synchronization
@@ -26,6 +27,8 @@ public final class Agent: Sendable {
     public let createdLog: Bool
     /// Where the agent logs (never tokens, keys or payloads).
     public let logger: Logger
+    /// The connections each listener holds, under its deadlines and limits.
+    public let connections: AgentConnections
     private let endpoints = Mutex(AgentEndpoints())
     private let group = Mutex<(group: ServiceGroup?, stopRequested: Bool)>((nil, false))
     /// How ``run(gracefulShutdownSignals:)`` ended, once it has: `waitUntilListening` reports it instead of waiting.
@@ -43,6 +46,10 @@ public final class Agent: Sendable {
         if let socket = configuration.effectiveSocketPath { try SocketFile.checkFree(socket) }
         self.configuration = configuration
         self.logger = logger
+        connections = AgentConnections(configuration)
+        if let warning = FileLimit.ensure(FileLimit.needed(connections: AgentConnections.total(configuration))) {
+            logger.warning("\(warning)")
+        }
         (log, createdLog) = try await Self.openOrCreateLog(configuration, logger: logger)
         for address in [configuration.listen, configuration.metrics].compactMap({ $0 }) where !address.isLoopback {
             logger.warning(
@@ -123,6 +130,7 @@ public final class Agent: Sendable {
                     name: "metrics",
                     responder: responder,
                     address: .hostname(metrics.host, port: metrics.port),
+                    connections: connections.metrics,
                     logger: logger
                 ) {
                     port in self.endpoints.withLock { $0.metricsPort = port }
@@ -142,6 +150,7 @@ public final class Agent: Sendable {
                     name: "ingest-unix",
                     responder: ingest,
                     address: .unixDomainSocket(path: socket),
+                    connections: connections.unix,
                     logger: logger
                 ) { _ in
                     self.endpoints.withLock { $0.socketPath = socket }
@@ -154,6 +163,7 @@ public final class Agent: Sendable {
                     name: "ingest-tcp",
                     responder: ingest,
                     address: .hostname(listen.host, port: listen.port),
+                    connections: connections.tcp,
                     logger: logger
                 ) {
                     port in self.endpoints.withLock { $0.tcpPort = port }

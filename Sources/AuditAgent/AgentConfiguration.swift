@@ -1,4 +1,5 @@
 public import AuditQueue
+public import AuditServerKit
 public import Foundation
 public import Logging
 
@@ -45,6 +46,11 @@ public struct AgentConfiguration: Sendable {
     public var allowRemoteListen = false
     /// Largest accepted request body; larger bodies get 413.
     public var maxBodyBytes = 1 << 20
+    /// Request deadlines and connection limits of each ingest listener (the unix socket and TCP each; the per-peer
+    /// limit applies to TCP only).
+    public var limits = ServerLimits.agentIngest
+    /// Request deadlines and connection limits of the metrics listener.
+    public var metricsLimits = ServerLimits.agentMetrics
     /// The delivery limits.
     public var policy = DeliveryPolicy()
     /// Deadline of one request to the backend.
@@ -107,6 +113,7 @@ public struct AgentConfiguration: Sendable {
         guard maxBodyBytes > 0, policy.batchSize > 0, policy.maxEvents > 0 else {
             throw AgentError(.invalidConfiguration, "maxBodyBytes, batchSize and maxEvents must be positive")
         }
+        if let problem = limits.problem ?? metricsLimits.problem { throw AgentError(.invalidConfiguration, problem) }
     }
 
     /// Reads the bearer token: ``token``, else ``tokenFile`` (refused if group or others can read it), else nil.
@@ -114,6 +121,10 @@ public struct AgentConfiguration: Sendable {
     public func readToken() throws(AgentError) -> String? {
         if let token { return token }
         guard let tokenFile else { return nil }
-        return try TokenFile.read(tokenFile)
+        do {
+            return try TokenFile.read(tokenFile)
+        } catch {
+            throw AgentError(.unsafeTokenFile, error.description)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import AuditQueue
+import AuditServerKit
 import Foundation
 import Logging
 
@@ -68,6 +69,34 @@ public struct AgentSetting: Sendable {
         },
         .init("maxBodyBytes", "AUDITD_MAX_BODY_BYTES", "largest ingest body (default 1048576)") {
             $0.maxBodyBytes = try count($1)
+        },
+        .init("headerTimeoutSeconds", "AUDITD_HEADER_TIMEOUT_SECONDS", "wait for a request head (default 10)") {
+            config,
+            text in
+            config.limits.headerTimeout = try duration(text, unit: 1, positive: true)
+            config.metricsLimits.headerTimeout = config.limits.headerTimeout
+        },
+        .init("bodyTimeoutSeconds", "AUDITD_BODY_TIMEOUT_SECONDS", "wait for a request body (default 30)") {
+            config,
+            text in
+            config.limits.bodyTimeout = try duration(text, unit: 1, positive: true)
+            config.metricsLimits.bodyTimeout = config.limits.bodyTimeout
+        },
+        .init("idleTimeoutSeconds", "AUDITD_IDLE_TIMEOUT_SECONDS", "keep-alive idle time (default 75)") {
+            config,
+            text in
+            config.limits.idleTimeout = try duration(text, unit: 1, positive: true)
+            config.metricsLimits.idleTimeout = config.limits.idleTimeout
+        },
+        .init("maxConnections", "AUDITD_MAX_CONNECTIONS", "connections per ingest listener (default 256)") {
+            $0.limits.maxConnections = try count($1)
+        },
+        .init("maxConnectionsPerPeer", "AUDITD_MAX_CONNECTIONS_PER_PEER", "TCP connections per IP (64; 0 off)") {
+            let value = try count($1, allowZero: true)
+            $0.limits.maxConnectionsPerPeer = value == 0 ? nil : value
+        },
+        .init("metricsMaxConnections", "AUDITD_METRICS_MAX_CONNECTIONS", "metrics connections (default 16)") {
+            $0.metricsLimits.maxConnections = try count($1)
         },
         .init("maxEvents", "AUDITD_MAX_EVENTS", "pending entries at most (default 1000)") {
             $0.policy.maxEvents = try count($1)
@@ -166,10 +195,11 @@ public struct AgentSetting: Sendable {
         return value
     }
 
-    static func duration(_ text: String, unit: Double) throws -> Duration {
+    static func duration(_ text: String, unit: Double, positive: Bool = false) throws -> Duration {
         guard let value = Double(text), value.isFinite, value >= 0, value * unit < 1e12 else {
             throw ParseFailure("expected a number >= 0")
         }
+        guard !positive || value > 0 else { throw ParseFailure("expected a number > 0") }
         return .milliseconds(Int64((value * unit * 1000).rounded()))
     }
 }

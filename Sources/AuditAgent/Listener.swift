@@ -1,3 +1,4 @@
+import AuditServerKit
 import Foundation
 import Hummingbird
 import Logging
@@ -9,13 +10,15 @@ import Synchronization
 import Glibc
 #endif
 
-/// One HTTP listener (a Hummingbird application) as a service. For a unix socket it sets the socket's mode right
-/// after binding and removes the socket file when it stops.
+/// One HTTP listener (a Hummingbird application) as a service, its connections under the deadlines and limits of
+/// its ``ConnectionTable``. For a unix socket it sets the socket's mode right after binding and removes the socket
+/// file when it stops.
 struct Listener<Responder: HTTPResponder>: Service, CustomStringConvertible
 where Responder.Context == BasicRequestContext {
     let name: String
     let responder: Responder
     let address: BindAddress
+    let connections: ConnectionTable
     let onBound: @Sendable (Int?) -> Void
     var socketPath: String?
     var socketMode: UInt16 = 0o660
@@ -25,12 +28,14 @@ where Responder.Context == BasicRequestContext {
         name: String,
         responder: Responder,
         address: BindAddress,
+        connections: ConnectionTable,
         logger: Logger = Logger(label: "auditd"),
         onBound: @escaping @Sendable (Int?) -> Void
     ) {
         self.name = name
         self.responder = responder
         self.address = address
+        self.connections = connections
         self.logger = logger
         self.onBound = onBound
     }
@@ -50,6 +55,7 @@ where Responder.Context == BasicRequestContext {
         let (name, socketPath, socketMode, onBound, logger) = (name, socketPath, socketMode, onBound, logger)
         let application = Application(
             responder: responder,
+            server: GuardedHTTPServer.http1(table: connections, logger: logger),
             configuration: ApplicationConfiguration(address: address),
             onServerRunning: { channel in
                 if let socketPath {

@@ -40,16 +40,17 @@ public final class Collector: Sendable {
     }
 
     /// ``ingest(_:)``, also telling what became of the batch's device checkpoint (nil when it carried none, when
-    /// it had no entries, or when it replayed a batch already stored), so the server can log a refusal.
+    /// it had no entries, or when it replayed a batch already stored), and how many of its incidents were not kept
+    /// (the log holds ``CollectorStore/maxIncidentsPerLog`` already), so the server can log them.
     public func ingestReporting(
         _ batch: SyncBatch
-    ) async throws -> (response: SyncResponse, checkpoint: CheckpointVerdict?) {
+    ) async throws -> (response: SyncResponse, checkpoint: CheckpointVerdict?, incidentsNotKept: Int) {
         guard !batch.entries.isEmpty else {
             let response = SyncResponse(
                 results: [],
                 receipt: try await store.head(logId: batch.logId).map { receipt(logId: batch.logId, head: $0) }
             )
-            return (response, nil)
+            return (response, nil, 0)
         }
         let preview = try await store.preview(logId: batch.logId, seqs: batch.entries.map(\.seq))
         var known = trusted
@@ -73,7 +74,7 @@ public final class Collector: Sendable {
             results: outcome.results,
             receipt: outcome.head.map { receipt(logId: batch.logId, head: $0) }
         )
-        return (response, outcome.checkpoint)
+        return (response, outcome.checkpoint, outcome.incidentsNotKept)
     }
 
     /// What the collector holds of a log, with a receipt for its head; nil for a log it knows nothing of.

@@ -1,5 +1,6 @@
 public import AuditChain
 public import AuditQueue
+public import AuditServerKit
 public import Crypto
 import Foundation
 
@@ -11,12 +12,19 @@ public struct CollectorConfiguration: Sendable {
     public var port = 8080
     /// The SQLite database.
     public var databasePath: String
-    /// Bearer token required on every request; nil for none.
+    /// Bearer token required on every request; nil for none (or for ``tokenFile``).
     public var token: String?
+    /// A file holding the bearer token (mode 0600 or stricter), read by ``readToken()``; prefer it to ``token``
+    /// given on a command line, which other local users can read in the process list.
+    public var tokenFile: String?
     /// The receipt key file; nil for `<databasePath>.collector.key`.
     public var keyPath: String?
     /// Device signing keys registered in advance (public key files); empty for trust on first use.
     public var trustFiles: [String] = []
+    /// Request deadlines and connection limits of the listener (docs/threat_model.md).
+    public var limits = ServerLimits()
+    /// Incidents (forks, chain breaks, checkpoint conflicts) kept as evidence per log; past it they are counted.
+    public var maxIncidentsPerLog = CollectorStore.defaultMaxIncidentsPerLog
 
     /// Creates a configuration with defaults for everything but the database.
     public init(databasePath: String) {
@@ -37,6 +45,30 @@ public struct CollectorConfiguration: Sendable {
         guard !host.isEmpty else { throw CollectorError(.invalidConfiguration, "--listen needs a host: \"\(text)\"") }
         self.host = host
         self.port = port
+    }
+
+    /// The bearer token: ``token``, else ``tokenFile`` (refused if group or others can read it), else nil.
+    /// - Throws: ``CollectorError`` for both a token and a token file, or an unsafe, unreadable or empty file.
+    public func readToken() throws(CollectorError) -> String? {
+        if token != nil, tokenFile != nil {
+            throw CollectorError(.invalidConfiguration, "give either a token or a token file, not both")
+        }
+        if let token { return token }
+        guard let tokenFile else { return nil }
+        do {
+            return try TokenFile.read(tokenFile)
+        } catch {
+            throw CollectorError(.invalidConfiguration, error.description)
+        }
+    }
+
+    /// Checks the limits.
+    /// - Throws: ``CollectorError`` for a non-positive timeout or limit.
+    public func validate() throws(CollectorError) {
+        if let problem = limits.problem { throw CollectorError(.invalidConfiguration, problem) }
+        guard maxIncidentsPerLog >= 1 else {
+            throw CollectorError(.invalidConfiguration, "the incidents kept per log must be at least 1")
+        }
     }
 
     /// Reads the trusted device keys from ``trustFiles``.
@@ -63,7 +95,7 @@ public struct CollectorConfiguration: Sendable {
     ) throws(CollectorError) -> Collector {
         let key = try CollectorKeyFile.loadOrCreate(path: effectiveKeyPath)
         let trusted = try loadTrustedKeys()
-        let store = try CollectorStore(path: databasePath)
+        let store = try CollectorStore(path: databasePath, maxIncidentsPerLog: maxIncidentsPerLog)
         return Collector(store: store, receiptKey: key, trustedKeys: trusted, clock: clock)
     }
 }

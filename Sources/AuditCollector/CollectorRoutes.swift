@@ -60,7 +60,16 @@ struct CollectorRoutes: Sendable {
             return Self.error(.badRequest, "the Idempotency-Key header differs from member \"batchId\"")
         }
         do {
-            let (response, checkpoint) = try await collector.ingestReporting(batch)
+            let (response, checkpoint, incidentsNotKept) = try await collector.ingestReporting(batch)
+            if incidentsNotKept > 0 {
+                logger.warning(
+                    "incidents not kept as evidence: the log holds the most the collector keeps",
+                    metadata: [
+                        "logId": "\(Hex.encode(batch.logId))", "notKept": "\(incidentsNotKept)",
+                        "maxIncidentsPerLog": "\(collector.store.maxIncidentsPerLog)",
+                    ]
+                )
+            }
             switch checkpoint {
             case .refused(let reason):
                 logger.warning(

@@ -1,3 +1,4 @@
+public import AuditServerKit
 public import Hummingbird
 public import Logging
 import NIOCore
@@ -18,27 +19,43 @@ public struct CollectorServer: Sendable {
     let token: String?
     /// Where request failures are logged (never tokens, keys or entry contents).
     public let logger: Logger
+    /// The connections the listener holds, under its request deadlines and connection limits.
+    public let connections: ConnectionTable
 
     /// Creates a server.
-    public init(collector: Collector, host: String, port: Int, token: String?, logger: Logger) {
+    /// - Parameter limits: request deadlines and connection limits (docs/threat_model.md).
+    public init(
+        collector: Collector,
+        host: String,
+        port: Int,
+        token: String?,
+        limits: ServerLimits = ServerLimits(),
+        logger: Logger
+    ) {
         self.collector = collector
         self.host = host
         self.port = port
         self.token = token
         self.logger = logger
+        connections = ConnectionTable(limits: limits)
     }
 
-    /// Creates a server from a configuration: opens the database and the receipt key, reads trust files.
-    /// - Throws: ``CollectorError`` as ``CollectorConfiguration/makeCollector(clock:)``.
+    /// Creates a server from a configuration: reads the token, opens the database and the receipt key, reads
+    /// trust files.
+    /// - Throws: ``CollectorError`` as ``CollectorConfiguration/validate()``, ``CollectorConfiguration/readToken()``
+    ///   and ``CollectorConfiguration/makeCollector(clock:)``.
     public init(
         configuration: CollectorConfiguration,
         logger: Logger = Logger(label: "auditd.collector")
     ) throws(CollectorError) {
+        try configuration.validate()
+        let token = try configuration.readToken()
         self.init(
             collector: try configuration.makeCollector(),
             host: configuration.host,
             port: configuration.port,
-            token: configuration.token,
+            token: token,
+            limits: configuration.limits,
             logger: logger
         )
     }
@@ -52,6 +69,7 @@ public struct CollectorServer: Sendable {
         CollectorRoutes(collector: collector, token: token, logger: logger).register(on: router)
         return Application(
             router: router,
+            server: GuardedHTTPServer.http1(table: connections, logger: logger),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
@@ -61,12 +79,21 @@ public struct CollectorServer: Sendable {
     /// Serves until the calling task is cancelled.
     /// - Parameter onRunning: called with the bound port once the server accepts connections.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        checkFileLimit()
         try await makeApplication(onRunning: onRunning).run()
     }
 
     /// Serves until SIGTERM or SIGINT, then shuts down gracefully.
     /// - Parameter onRunning: called with the bound port once the server accepts connections.
     public func runUntilSignalled(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        checkFileLimit()
         try await makeApplication(onRunning: onRunning).runService()
+    }
+
+    /// Raises the open-file limit to fit the connection limit, or warns that it cannot.
+    private func checkFileLimit() {
+        if let warning = FileLimit.ensure(FileLimit.needed(connections: [connections.limits.maxConnections])) {
+            logger.warning("\(warning)", metadata: ["maxConnections": "\(connections.limits.maxConnections)"])
+        }
     }
 }

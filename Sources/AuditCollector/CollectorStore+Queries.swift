@@ -76,6 +76,7 @@ extension CollectorStore {
                 receipt: nil
             )
             status.checkpointConflicts = seqs(.checkpointConflict)
+            status.incidentsNotKept = try Self.incidentsNotKept(db, logId: logId)
             if let kept = try Row.fetchOne(
                 db,
                 sql: "SELECT checkpoint, receivedAt FROM checkpoints WHERE logId = ?",

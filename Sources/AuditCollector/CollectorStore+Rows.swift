@@ -68,7 +68,15 @@ extension CollectorStore {
         )
     }
 
-    static func apply(_ plan: IngestPlan, _ db: Database, logId: [UInt8], receivedAt: AuditTimestamp) throws {
+    /// Stores what the plan accepted and learned, and its incidents up to `maxIncidents` per log.
+    /// - Returns: how many incidents were not kept because of that bound.
+    static func apply(
+        _ plan: IngestPlan,
+        _ db: Database,
+        logId: [UInt8],
+        receivedAt: AuditTimestamp,
+        maxIncidents: Int
+    ) throws -> Int {
         let log = Data(logId)
         let time = receivedAt.millisecondsSinceEpoch
         let insert = try db.cachedStatement(
@@ -83,18 +91,7 @@ extension CollectorStore {
                 Data(entry.bytes), time,
             ])
         }
-        for incident in plan.incidents {
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO incidents (logId, seq, kind, entryHash, bytes, reason, receivedAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    log, Int64(incident.seq), incident.kind.rawValue, Data(incident.entryHash),
-                    Data(incident.bytes), incident.reason, time,
-                ]
-            )
-        }
+        let notKept = try keep(plan.incidents, db, logId: logId, receivedAt: receivedAt, limit: maxIncidents)
         for (id, grant) in plan.keyGrants {
             try db.execute(
                 sql: "INSERT OR REPLACE INTO keys (logId, keyId, publicKey, fromSeq, untilSeq) VALUES (?, ?, ?, ?, ?)",
@@ -116,6 +113,7 @@ extension CollectorStore {
                 ]
             )
         }
+        return notKept
     }
 
     static func head(_ db: Database, logId: [UInt8]) throws -> CollectorHead? {
@@ -132,8 +130,9 @@ extension CollectorStore {
         _ db: Database,
         logId: [UInt8],
         trusted: [KeyID: Curve25519.Signing.PublicKey],
-        at receivedAt: AuditTimestamp
-    ) throws -> CheckpointVerdict {
+        at receivedAt: AuditTimestamp,
+        maxIncidents: Int
+    ) throws -> (verdict: CheckpointVerdict, incidentsNotKept: Int) {
         let held = try Data.fetchOne(
             db,
             sql: "SELECT entryHash FROM entries WHERE logId = ? AND seq = ?",
@@ -162,22 +161,19 @@ extension CollectorStore {
                 ]
             )
         case .conflict:
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO incidents (logId, seq, kind, entryHash, bytes, reason, receivedAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    Data(logId), Int64(clamping: checkpoint.seq), CollectorIncident.Kind.checkpointConflict.rawValue,
-                    Data(checkpoint.entryHash), bytes,
-                    "a checkpoint signed by the device names another entry than the one held",
-                    receivedAt.millisecondsSinceEpoch,
-                ]
+            let incident = CollectorIncident(
+                kind: .checkpointConflict,
+                seq: checkpoint.seq,
+                entryHash: checkpoint.entryHash,
+                bytes: Array(bytes),
+                reason: "a checkpoint signed by the device names another entry than the one held"
             )
+            let notKept = try keep([incident], db, logId: logId, receivedAt: receivedAt, limit: maxIncidents)
+            return (verdict, notKept)
         case .refused:
             break
         }
-        return verdict
+        return (verdict, 0)
     }
 
     /// Re-advances the stored head (after every batch: a removal record often bridges a gap left earlier).

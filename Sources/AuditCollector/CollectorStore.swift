@@ -10,11 +10,20 @@ public final class CollectorStore: Sendable {
     let pool: DatabasePool
     /// The database file.
     public let path: String
+    /// Incidents (forks, chain breaks, checkpoint conflicts) kept per log; past it they are only counted.
+    public let maxIncidentsPerLog: Int
 
-    /// Opens (creating if needed) the database at `path`.
+    /// Opens (creating if needed) the database at `path`. A new database is created with mode 0600 whatever the
+    /// umask, and so are its WAL and shared-memory files (SQLite gives them the database file's mode).
+    /// - Parameters:
+    ///   - path: the database file.
+    ///   - maxIncidentsPerLog: incidents kept per log (at least 1).
     /// - Throws: ``CollectorError`` if SQLite cannot open it or it has another schema.
-    public init(path: String) throws(CollectorError) {
+    public init(path: String, maxIncidentsPerLog: Int = CollectorStore.defaultMaxIncidentsPerLog) throws(CollectorError)
+    {
         self.path = path
+        self.maxIncidentsPerLog = max(1, maxIncidentsPerLog)
+        try PrivateDatabaseFile.create(path)
         do {
             // A receipted entry must survive power loss: WAL with synchronous = FULL.
             pool = try DurableDatabase.open(path: path, label: "audit-collector", migrate: Self.migrate)
@@ -63,6 +72,7 @@ public final class CollectorStore: Sendable {
                 );
                 """
         )
+        try createIncidentTables(db)
         let version = try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = 'schemaVersion'")
         if let version, version != schemaVersion {
             throw CollectorError(.corruptState, "the collector database has schema version \(version), expected 1")
@@ -84,6 +94,8 @@ public final class CollectorStore: Sendable {
         var replayed: Bool
         /// What became of the batch's device checkpoint (nil: none, or a replayed batch).
         var checkpoint: CheckpointVerdict? = nil
+        /// Incidents of this batch not kept because the log holds ``CollectorStore/maxIncidentsPerLog`` already.
+        var incidentsNotKept = 0
     }
 
     /// Decides and stores a batch in one transaction, then advances the head; replays the results of a batch
@@ -95,7 +107,8 @@ public final class CollectorStore: Sendable {
         trusted: [KeyID: Curve25519.Signing.PublicKey],
         receivedAt: AuditTimestamp
     ) async throws -> Outcome {
-        try await pool.write { db in
+        let maxIncidents = maxIncidentsPerLog
+        return try await pool.write { db in
             if let results = try Self.replay(db, batch) {
                 return Outcome(results: results, head: try Self.head(db, logId: batch.logId), replayed: true)
             }
@@ -106,19 +119,28 @@ public final class CollectorStore: Sendable {
                 keys: try Self.keys(db, logId: batch.logId),
                 held: try Self.held(db, logId: batch.logId, around: entries.map(\.seq))
             )
-            try Self.apply(plan, db, logId: batch.logId, receivedAt: receivedAt)
+            let notKept = try Self.apply(
+                plan,
+                db,
+                logId: batch.logId,
+                receivedAt: receivedAt,
+                maxIncidents: maxIncidents
+            )
             let head = try Self.advanceHead(db, logId: batch.logId)
             try Self.remember(db, batch, results: plan.results, receivedAt: receivedAt)
-            var outcome = Outcome(results: plan.results, head: head, replayed: false)
+            var outcome = Outcome(results: plan.results, head: head, replayed: false, incidentsNotKept: notKept)
             if let checkpoint {
                 // After the entries: a genesis or rotation in this batch may be what makes its key known.
-                outcome.checkpoint = try Self.record(
+                let recorded = try Self.record(
                     checkpoint,
                     db,
                     logId: batch.logId,
                     trusted: trusted,
-                    at: receivedAt
+                    at: receivedAt,
+                    maxIncidents: maxIncidents
                 )
+                outcome.checkpoint = recorded.verdict
+                outcome.incidentsNotKept += recorded.incidentsNotKept
             }
             return outcome
         }

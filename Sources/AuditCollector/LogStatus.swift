@@ -45,6 +45,9 @@ public struct LogStatus: Sendable, Hashable {
     public var deviceCheckpoint: KeptCheckpoint?
     /// Seqs at which a correctly signed device checkpoint named another entry than the one held.
     public var checkpointConflicts: [UInt64] = []
+    /// Incidents (forks, chain breaks, checkpoint conflicts) refused but not kept as evidence because the log held
+    /// ``CollectorStore/maxIncidentsPerLog`` already.
+    public var incidentsNotKept: UInt64 = 0
 
     /// How many gaps the status lists at most.
     public static let maxListedGaps = 1000
@@ -88,6 +91,7 @@ public struct LogStatus: Sendable, Hashable {
                 .object(["checkpoint": kept.checkpoint.json, "receivedAt": .string(kept.receivedAt.rfc3339)])
             } ?? .null,
             "checkpointConflicts": .array(checkpointConflicts.map { .integer(Int64($0)) }),
+            "incidentsNotKept": .integer(Int64(clamping: incidentsNotKept)),
         ])
     }
 }

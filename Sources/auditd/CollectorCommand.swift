@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuditCollector
+import AuditServerKit
 import Foundation
 import Logging
 
@@ -19,11 +20,33 @@ struct CollectorCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Bearer token required on every request (default: $AUDITD_COLLECTOR_TOKEN, else none).",
+            "Bearer token required on every request (visible in the process list: prefer --token-file; "
+                + "default: $AUDITD_COLLECTOR_TOKEN, else none).",
             valueName: "token"
         )
     )
     var token: String?
+
+    @Option(help: "File holding the bearer token (mode 0600; refused if group/others can read it).")
+    var tokenFile: String?
+
+    @Option(help: "Seconds a new connection has to send a complete request head (default 10).")
+    var headerTimeoutSeconds: Double?
+
+    @Option(help: "Seconds a request has to send its whole body, from its head (default 30).")
+    var bodyTimeoutSeconds: Double?
+
+    @Option(help: "Seconds an idle keep-alive connection is kept after its last response (default 75).")
+    var idleTimeoutSeconds: Double?
+
+    @Option(help: "Connections held at most (default 512; see docs/threat_model.md for the file limit).")
+    var maxConnections: Int?
+
+    @Option(help: "Connections held at most per remote IP address (default 32; 0 for no per-peer limit).")
+    var maxConnectionsPerPeer: Int?
+
+    @Option(help: "Incidents (forks, chain breaks) kept as evidence per log; the rest are counted (default 1000).")
+    var maxIncidentsPerLog: Int?
 
     @Option(help: "Receipt key file (32-byte Ed25519 seed, mode 0600; created if missing; default <db>.collector.key).")
     var key: String?
@@ -40,11 +63,26 @@ struct CollectorCommand: AsyncParsableCommand {
         var settings = CollectorConfiguration(databasePath: db)
         settings.keyPath = key
         settings.trustFiles = trust
-        settings.token = token ?? ProcessInfo.processInfo.environment["AUDITD_COLLECTOR_TOKEN"]
+        settings.tokenFile = tokenFile
+        if tokenFile == nil {
+            settings.token = token ?? ProcessInfo.processInfo.environment["AUDITD_COLLECTOR_TOKEN"]
+        } else {
+            settings.token = token
+        }
+        if token != nil {
+            FileHandle.standardError.write(
+                Data(
+                    ("auditd collector: warning: the token was given on the command line, where other local users "
+                        + "can read it (ps); use --token-file FILE or $AUDITD_COLLECTOR_TOKEN\n").utf8
+                )
+            )
+        }
+        if let maxIncidentsPerLog { settings.maxIncidentsPerLog = maxIncidentsPerLog }
         let logger = Logger(label: "auditd.collector")
         let server: CollectorServer
         do {
             try settings.setListen(listen)
+            settings.limits = try limits()
             server = try CollectorServer(configuration: settings, logger: logger)
         } catch {
             FileHandle.standardError.write(Data("auditd collector: \(error.message)\n".utf8))
@@ -54,5 +92,31 @@ struct CollectorCommand: AsyncParsableCommand {
         try await server.runUntilSignalled { port in
             FileHandle.standardError.write(Data("auditd collector: listening on \(host):\(port)\n".utf8))
         }
+    }
+
+    /// The listener's limits: the defaults, overridden by the flags given.
+    func limits() throws(CollectorError) -> ServerLimits {
+        var limits = ServerLimits()
+        for (name, value) in [
+            ("--header-timeout-seconds", headerTimeoutSeconds), ("--body-timeout-seconds", bodyTimeoutSeconds),
+            ("--idle-timeout-seconds", idleTimeoutSeconds),
+        ] {
+            guard let value else { continue }
+            guard value.isFinite, value > 0, value < 1e9 else {
+                throw CollectorError(.invalidConfiguration, "\(name) must be a positive number of seconds")
+            }
+        }
+        func duration(_ seconds: Double?, _ fallback: Duration) -> Duration {
+            seconds.map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? fallback
+        }
+        limits.headerTimeout = duration(headerTimeoutSeconds, limits.headerTimeout)
+        limits.bodyTimeout = duration(bodyTimeoutSeconds, limits.bodyTimeout)
+        limits.idleTimeout = duration(idleTimeoutSeconds, limits.idleTimeout)
+        if let maxConnections { limits.maxConnections = maxConnections }
+        if let maxConnectionsPerPeer {
+            limits.maxConnectionsPerPeer = maxConnectionsPerPeer == 0 ? nil : maxConnectionsPerPeer
+        }
+        if let problem = limits.problem { throw CollectorError(.invalidConfiguration, problem) }
+        return limits
     }
 }

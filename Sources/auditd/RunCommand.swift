@@ -36,6 +36,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Prometheus metrics address HOST:PORT, serving GET /metrics (default off).") var metrics: String?
     @Flag(help: "Allow non-loopback --listen/--metrics (no TLS, no authentication).") var allowRemoteListen = false
     @Option(help: "Largest ingest request body in bytes (default 1048576).") var maxBodyBytes: String?
+    @Option(help: "Seconds a new connection has to send a request head (default 10).") var headerTimeoutSeconds: String?
+    @Option(help: "Seconds a request has to send its body, from its head (default 30).") var bodyTimeoutSeconds: String?
+    @Option(help: "Seconds an idle keep-alive connection is kept (default 75).") var idleTimeoutSeconds: String?
+    @Option(help: "Connections per ingest listener, unix and TCP each (default 256).") var maxConnections: String?
+    @Option(help: "TCP connections per remote address (default 64; 0: no limit).") var maxConnectionsPerPeer: String?
+    @Option(help: "Connections of the metrics listener (default 16).") var metricsMaxConnections: String?
     @Option(help: "Pending entries at most; the oldest leave first (default 1000).") var maxEvents: String?
     @Option(help: "Pending entries expire after this many hours (default 72).") var maxAgeHours: String?
     @Option(help: "Retryable rejections before the dead-letter queue (default 10).") var maxAttempts: String?
@@ -66,6 +72,9 @@ struct RunCommand: AsyncParsableCommand {
             "tokenFile": tokenFile, "collectorKey": collectorKey, "socket": socket, "listen": listen,
             "metrics": metrics,
             "allowRemoteListen": allowRemoteListen ? "true" : nil, "maxBodyBytes": maxBodyBytes,
+            "headerTimeoutSeconds": headerTimeoutSeconds, "bodyTimeoutSeconds": bodyTimeoutSeconds,
+            "idleTimeoutSeconds": idleTimeoutSeconds, "maxConnections": maxConnections,
+            "maxConnectionsPerPeer": maxConnectionsPerPeer, "metricsMaxConnections": metricsMaxConnections,
             "maxEvents": maxEvents, "maxAgeHours": maxAgeHours, "maxAttempts": maxAttempts,
             "maxDeadLetters": maxDeadLetters, "batchSize": batchSize, "retentionHours": retentionHours,
             "degradedPending": degradedPending, "degradedLag": degradedLag,
