@@ -61,21 +61,22 @@ extension CollectorStore {
             )
             guard held > 0 || !incidents.isEmpty else { return nil }
             let head = try Self.head(db, logId: logId)
-            let highest = (row?["highest"] as Int64?).map { UInt64($0) }
-            func seqs(_ kind: CollectorIncident.Kind) -> [UInt64] {
-                incidents.filter { ($0["kind"] as String) == kind.rawValue }.map { UInt64($0["seq"] as Int64) }
+            let highest = try row.flatMap { row in (row["highest"] as Int64?) == nil ? nil : try row.unsigned("highest")
+            }
+            func seqs(_ kind: CollectorIncident.Kind) throws -> [UInt64] {
+                try incidents.filter { ($0["kind"] as String) == kind.rawValue }.map { try $0.unsigned("seq") }
             }
             var status = LogStatus(
                 logId: logId,
                 head: head,
                 highestSeq: highest,
-                held: UInt64(held),
+                held: UInt64(clamping: held),
                 gaps: try Self.gaps(db, logId: logId, after: head?.seq),
-                forks: seqs(.fork),
-                chainBreaks: seqs(.chainBreak),
+                forks: try seqs(.fork),
+                chainBreaks: try seqs(.chainBreak),
                 receipt: nil
             )
-            status.checkpointConflicts = seqs(.checkpointConflict)
+            status.checkpointConflicts = try seqs(.checkpointConflict)
             status.incidentsNotKept = try Self.incidentsNotKept(db, logId: logId)
             if let kept = try Row.fetchOne(
                 db,
@@ -96,7 +97,7 @@ extension CollectorStore {
 
     /// Missing ranges above `after` (from 0 when there is no head) up to the highest held seq.
     static func gaps(_ db: Database, logId: [UInt8], after head: UInt64?) throws -> [LogStatus.Gap] {
-        let start = head.map { Int64($0) + 1 } ?? 0
+        let start = head.map { Int64(clamping: $0) == .max ? Int64.max : Int64(clamping: $0) + 1 } ?? 0
         let rows = try Row.fetchCursor(
             db,
             sql: """
@@ -109,8 +110,11 @@ extension CollectorStore {
         var gaps: [LogStatus.Gap] = []
         while let row = try rows.next(), gaps.count < LogStatus.maxListedGaps {
             let seq = row["seq"] as Int64
-            let from = (row["previous"] as Int64?).map { $0 + 1 } ?? start
-            if seq > from { gaps.append(LogStatus.Gap(from: UInt64(from), to: UInt64(seq - 1))) }
+            // Values written by the collector are in range; clamping keeps a tampered row from trapping.
+            let from = (row["previous"] as Int64?).map { $0 == .max ? $0 : $0 + 1 } ?? start
+            if seq > from {
+                gaps.append(LogStatus.Gap(from: UInt64(clamping: from), to: UInt64(clamping: seq - 1)))
+            }
         }
         return gaps
     }
@@ -127,7 +131,7 @@ extension CollectorStore {
             ).map { row in
                 CollectorIncident(
                     kind: kind,
-                    seq: UInt64(row["seq"] as Int64),
+                    seq: try row.unsigned("seq"),
                     entryHash: Array(row["entryHash"] as Data),
                     bytes: Array(row["bytes"] as Data),
                     reason: row["reason"]

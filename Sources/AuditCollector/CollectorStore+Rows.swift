@@ -20,8 +20,8 @@ extension CollectorStore {
             let until: Int64? = row["untilSeq"]
             keys[id] = KeyGrant(
                 publicKey: key,
-                fromSeq: UInt64(row["fromSeq"] as Int64),
-                untilSeq: until.map { UInt64($0) }
+                fromSeq: try row.unsigned("fromSeq"),
+                untilSeq: until.map { UInt64(clamping: $0) }
             )
         }
         return keys
@@ -40,7 +40,7 @@ extension CollectorStore {
                 sql: "SELECT \(columns) FROM entries WHERE logId = ? AND seq BETWEEN ? AND ?",
                 arguments: [Data(logId), Int64(from), Int64(through)]
             )
-            while let row = try rows.next() { held[UInt64(row["seq"] as Int64)] = heldEntry(row) }
+            while let row = try rows.next() { held[try row.unsigned("seq")] = try Self.heldEntry(row) }
             return held
         }
         let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM entries WHERE logId = ? AND seq = ?")
@@ -52,15 +52,15 @@ extension CollectorStore {
         }
         for seq in wanted {
             if let row = try Row.fetchOne(statement, arguments: [Data(logId), Int64(seq)]) {
-                held[seq] = heldEntry(row)
+                held[seq] = try Self.heldEntry(row)
             }
         }
         return held
     }
 
-    static func heldEntry(_ row: Row) -> HeldEntry {
+    static func heldEntry(_ row: Row) throws -> HeldEntry {
         HeldEntry(
-            seq: UInt64(row["seq"] as Int64),
+            seq: try row.unsigned("seq"),
             entryHash: Array(row["entryHash"] as Data),
             prevHash: Array(row["prevHash"] as Data),
             bytes: Array(row["bytes"] as Data),
@@ -120,7 +120,7 @@ extension CollectorStore {
         guard
             let row = try Row.fetchOne(db, sql: "SELECT seq, hash FROM heads WHERE logId = ?", arguments: [Data(logId)])
         else { return nil }
-        return CollectorHead(seq: UInt64(row["seq"] as Int64), hash: Array(row["hash"] as Data))
+        return CollectorHead(seq: try row.unsigned("seq"), hash: Array(row["hash"] as Data))
     }
 
     /// Decides the batch's device checkpoint against the stored keys and entries; keeps it when accepted and
@@ -254,7 +254,7 @@ struct StoreChain: HeldChain {
         )
         var last = seq
         for row in rows {
-            last = UInt64(row["seq"] as Int64)
+            last = try row.unsigned("seq")
             cache[last] = (Array(row["entryHash"] as Data), Array(row["prevHash"] as Data))
         }
         window = seq...(rows.count < Self.chunk ? UInt64(Int64.max) : last)
@@ -271,10 +271,10 @@ struct StoreChain: HeldChain {
             arguments: [Data(logId), Int64(seq), Int64(seq)]
         ).map { row in
             RemovalSpan(
-                recordSeq: UInt64(row["recordSeq"] as Int64),
-                firstSeq: UInt64(row["firstSeq"] as Int64),
-                lastSeq: UInt64(row["lastSeq"] as Int64),
-                count: UInt64(row["count"] as Int64),
+                recordSeq: try row.unsigned("recordSeq"),
+                firstSeq: try row.unsigned("firstSeq"),
+                lastSeq: try row.unsigned("lastSeq"),
+                count: try row.unsigned("count"),
                 lastRemovedHash: Array(row["lastRemovedHash"] as Data)
             )
         }
@@ -286,6 +286,6 @@ struct StoreChain: HeldChain {
             sql: "SELECT COUNT(*) FROM entries WHERE logId = ? AND seq BETWEEN ? AND ?",
             arguments: [Data(logId), Int64(range.lowerBound), Int64(range.upperBound)]
         )
-        return UInt64(count ?? 0)
+        return UInt64(clamping: count ?? 0)
     }
 }

@@ -90,7 +90,10 @@ import Glibc
             }
             let elapsed = ContinuousClock.now - started
             #expect(delivered, "the collector's head did not reach seq \(device.seq)")
-            #expect(elapsed < .seconds(20), "delivery took \(elapsed)")
+            // Standalone this takes well under a second. Under the full parallel suite both cores are busy, and the
+            // agent's first contact (the batch, then the collector key it pins) can wait out a 10 s request timeout
+            // once and retry after its 1 s backoff: the bound leaves room for that, not for a held listener.
+            #expect(elapsed < .seconds(45), "delivery took \(elapsed)")
             print("1024-file collector, \(Self.floodSize) slow connections: agent delivered in \(elapsed)")
         }
         kill(child.process.processIdentifier, SIGTERM)
