@@ -44,6 +44,12 @@ extension AuditLog {
         } else {
             let keys = keys
             let bytes = configuration.randomBytes(32)
+            guard bytes.count == 32 else {
+                throw LogStoreError(
+                    .storage,
+                    "the random generator gave \(bytes.count) bytes for the idempotency secret, not 32"
+                )
+            }
             secret = try await storage.append { snapshot in
                 // Another process may have created it since: the transactions of one log take turns.
                 if let existing = try keys.idempotencySecret() { return (LogAppend(entries: []), existing) }

@@ -111,7 +111,7 @@ public protocol LogEntrySink {
     /// Drops the claims this transaction made for `seq` and after (a batch of events that is refused).
     func releaseClaims(from seq: UInt64) throws
 
-    /// The entry stored under `seq` when the transaction began, or nil.
+    /// The entry stored under `seq`, as the transaction sees it, or nil.
     func storedEntry(at seq: UInt64) throws -> StoredEntry?
 }
 
