@@ -25,7 +25,8 @@ public struct IdempotencyTag: Sendable, Hashable {
 /// The log's idempotency secret: 32 random bytes in the key file `idempotency.key` (mode 0600). Scope: one log;
 /// the index maps a key to the one entry of this log that carries it.
 public struct IdempotencySecret: Sendable {
-    private let key: SymmetricKey
+    /// HMAC state keyed with the secret and fed the tag domain: each tag copies it (no key schedule per tag).
+    private let keyed: HMAC<SHA256>
     /// The secret's id, kept in the log's metadata so that a replaced or lost secret is noticed rather than
     /// silently letting retries of older events through as new ones: the first 16 bytes of
     /// HMAC-SHA256(secret, "audit-chain/v1/idempotency-secret-id"), in hex.
@@ -41,17 +42,20 @@ public struct IdempotencySecret: Sendable {
         guard bytes.count == 32 else {
             throw LogStoreError(.invalidKey, "an idempotency secret is 32 bytes, got \(bytes.count)")
         }
-        key = SymmetricKey(data: bytes)
+        let key = SymmetricKey(data: bytes)
         let mac = HMAC<SHA256>.authenticationCode(for: Self.idLabel, using: key)
         id = Hex.encode(Array(mac).prefix(16))
+        var keyed = HMAC<SHA256>(key: key)
+        keyed.update(data: Self.tagDomain)
+        self.keyed = keyed
     }
 
     /// The tag of an idempotency key: HMAC-SHA256(secret, "audit-chain/v1/idempotency-key" || 0x00 || key),
     /// truncated to ``IdempotencyTag/size`` bytes.
     public func tag(_ idempotencyKey: String) -> IdempotencyTag {
-        var mac = HMAC<SHA256>(key: key)
-        mac.update(data: Self.tagDomain)
-        mac.update(data: Array(idempotencyKey.utf8))
+        var mac = keyed
+        var key = idempotencyKey
+        key.withUTF8 { mac.update(data: UnsafeRawBufferPointer($0)) }
         return IdempotencyTag(unchecked: Array(Array(mac.finalize()).prefix(IdempotencyTag.size)))
     }
 }
