@@ -69,6 +69,13 @@ extension AuditLog {
         return secret
     }
 
+    /// The events with their tags: one HMAC per event, on the validating threads for a large batch.
+    func tagged(_ events: [ValidatedEvent], secret: IdempotencySecret) -> PendingAppend {
+        let parallelism = events.count >= 256 ? configuration.signingParallelism : 1
+        let tags = Parallel.map(events, parallelism: parallelism) { secret.tag($0.event.idempotencyKey) }
+        return PendingAppend(events: events, tags: tags)
+    }
+
     /// Refuses a secret other than the one the log's metadata names; names it when the metadata does not.
     static func checkIdempotencySecret(_ secret: IdempotencySecret, _ writer: inout LogWriter) throws {
         switch writer.snapshot.metadata[idempotencySecretMeta] {
@@ -106,7 +113,14 @@ extension AuditLog {
                 }
                 if holder >= first {
                     // Held by a new event of this commit: an earlier batch's (sealed at `holder`), or this one's.
-                    let earlier = Int(holder - first)
+                    let earlier = Int(clamping: holder - first)
+                    guard earlier < plan.fresh.count else {
+                        throw LogStoreError(
+                            .corruptState,
+                            "the idempotency index holds a row for seq \(holder), after the log's newest entry: "
+                                + "entries were removed behind its back; run `auditctl verify`"
+                        )
+                    }
                     if plan.fresh[earlier].canonicalPayload == event.canonicalPayload {
                         slots.append(.repeated(earlier))
                     } else if earlier >= start {

@@ -151,11 +151,7 @@ public final class AuditLog: Sendable {
         let validated = try configuration.catalogue.validated(events, parallelism: configuration.signingParallelism)
         guard !validated.isEmpty else { return [] }
         let secret = try await loadIdempotencySecret()
-        // One HMAC per event, on the validating threads for a large batch.
-        let parallelism = validated.count >= 256 ? configuration.signingParallelism : 1
-        let tags = Parallel.map(validated, parallelism: parallelism) { secret.tag($0.event.idempotencyKey) }
-        let pending = PendingAppend(events: validated, tags: tags)
-        return try await committer.submit(pending) { batches in
+        return try await committer.submit(tagged(validated, secret: secret)) { batches in
             try await self.commit(batches, secret: secret)
         }.get()
     }

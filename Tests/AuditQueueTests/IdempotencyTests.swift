@@ -127,6 +127,29 @@ struct IdempotencyTests {
         await #expect(throws: IdempotencyConflict.self) { try await log.append([later]) }
     }
 
+    @Test("a retry is recognised across a key rotation; once the original's data key is gone it is refused")
+    func acrossRotation() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try await Self.log(.sqlite, in: directory)
+        let first = try await log.append([Self.event(key: "rotated")])
+        let oldKey = try #require(try log.keys.allDataKeys().first).id
+        _ = try await log.rotateKeys(reason: "test")
+        #expect(
+            try await log.append([Self.event(key: "rotated")])
+                == first.map { AppendReceipt(seq: $0.seq, entryHash: $0.entryHash, isDuplicate: true) }
+        )
+        // Crypto-shredding the old data key erases what the retry would be compared with.
+        try FileManager.default.removeItem(atPath: directory.path + "/keys/" + KeyStore.dataFileName(oldKey))
+        let reopened = try AuditLog(
+            storage: SQLiteLogStorage(path: directory.path + "/log.sqlite"),
+            keys: Self.keys(directory)
+        )
+        let error = await #expect(throws: IdempotencyConflict.self) {
+            try await reopened.append([Self.event(key: "rotated")])
+        }
+        #expect(error?.code == .cannotCompare && error?.seq == first[0].seq)
+    }
+
     @Test("a key repeated within one append: the same event is written once, another event refuses the append")
     func repeatedWithinOneAppend() async throws {
         let directory = try TemporaryDirectory()
