@@ -16,8 +16,8 @@ final class TimedStorage: ForwardingLogStorage {
         var appendSeconds = 0.0
         /// Seconds inside the body (sealing, and the inserts of what it writes to the sink as it goes).
         var bodySeconds = 0.0
-        /// Seconds of the body spent inserting what it wrote to the sink (on the writer thread, while the other
-        /// threads sign).
+        /// Seconds of the body spent inserting what it wrote to the sink, and claiming the events' idempotency
+        /// tags (on the writer thread; the inserts while the other threads sign).
         var sinkSeconds = 0.0
         /// Seconds of storage work: the transaction minus the body.
         var storageSeconds: Double { appendSeconds - bodySeconds }
@@ -81,4 +81,14 @@ private final class CountingSink: LogEntrySink {
         seconds += Timing.seconds(ContinuousClock.now - start)
         count += entries.count
     }
+
+    func claim(_ tag: IdempotencyTag, for seq: UInt64) throws -> UInt64? {
+        let start = ContinuousClock.now
+        defer { seconds += Timing.seconds(ContinuousClock.now - start) }
+        return try base.claim(tag, for: seq)
+    }
+
+    func releaseClaims(from seq: UInt64) throws { try base.releaseClaims(from: seq) }
+
+    func storedEntry(at seq: UInt64) throws -> StoredEntry? { try base.storedEntry(at: seq) }
 }

@@ -58,13 +58,22 @@ struct IngestResponder: HTTPResponder {
             let receipts = try await log.append(events)
             engine?.notify()
             let seqs = receipts.map(\.seq)
+            // Retries answer the original seqs; `duplicates` says how many events were already in the log.
+            let duplicates = receipts.count(where: \.isDuplicate)
             logger.debug(
                 "events appended",
-                metadata: ["count": "\(seqs.count)", "firstSeq": "\(seqs.first ?? 0)", "lastSeq": "\(seqs.last ?? 0)"]
+                metadata: [
+                    "count": "\(seqs.count)", "firstSeq": "\(seqs.first ?? 0)", "lastSeq": "\(seqs.last ?? 0)",
+                    "duplicates": "\(duplicates)",
+                ]
             )
-            return Self.json(.ok, .object(["seqs": .array(seqs.map { .integer(Int64($0)) })]))
+            var answer: [String: JSONValue] = ["seqs": .array(seqs.map { .integer(Int64($0)) })]
+            if duplicates > 0 { answer["duplicates"] = .integer(Int64(duplicates)) }
+            return Self.json(.ok, .object(answer))
         } catch let error as AuditEventError {
             return refused(error)
+        } catch let error as IdempotencyConflict {
+            return conflict(error)
         } catch {
             logger.error("append failed", metadata: ["error": "\(error)"])
             return Self.error(.serviceUnavailable, "the event could not be stored; nothing was written; retry later")
@@ -87,6 +96,20 @@ struct IngestResponder: HTTPResponder {
         if let field = error.field { members["field"] = .string(field) }
         if let type = error.eventType { members["eventType"] = .string(type) }
         return Self.json(.badRequest, .object(members))
+    }
+
+    /// A 409 naming the event and the seq that holds its idempotency key; logged without the key.
+    func conflict(_ error: IdempotencyConflict) -> Response {
+        logger.notice(
+            "events refused: idempotency key of another event",
+            metadata: ["code": "\(error.code)", "event": "\(error.index + 1)", "heldBySeq": "\(error.seq ?? 0)"]
+        )
+        var members: [String: JSONValue] = [
+            "error": .string(error.description), "code": .string(error.code.description),
+            "event": .integer(Int64(error.index + 1)),
+        ]
+        if let seq = error.seq { members["seq"] = .integer(Int64(clamping: seq)) }
+        return Self.json(.conflict, .object(members))
     }
 
     func status() -> Response {

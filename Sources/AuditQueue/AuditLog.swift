@@ -8,6 +8,9 @@ public struct AppendReceipt: Sendable, Hashable {
     public var seq: UInt64
     /// Its entry hash.
     public var entryHash: [UInt8]
+    /// Whether the log already held this event (a retry with the same idempotency key, or a repeat within one
+    /// append): `seq` is the original's and nothing was written for it.
+    public var isDuplicate = false
 }
 
 /// The device's audit log: validates, seals, chains, signs and durably stores events.
@@ -52,8 +55,10 @@ public final class AuditLog: Sendable {
     public let keys: KeyStore
     /// The settings.
     public let configuration: Configuration
-    private let committer = GroupCommit<[ValidatedEvent], [AppendReceipt]>()
+    private let committer = GroupCommit<PendingAppend, Result<[AppendReceipt], IdempotencyConflict>>()
     private let keyCache = Mutex<[KeyID: CachedKey]>([:])
+    /// The idempotency secret, once read (``loadIdempotencySecret()``).
+    let idempotencySecretCache = Mutex<IdempotencySecret?>(nil)
     /// The hash of the newest head known authentic: one this process sealed, or whose signature it checked.
     private let authenticHead = Mutex<[UInt8]>([])
 
@@ -133,55 +138,74 @@ public final class AuditLog: Sendable {
     }
 
     /// Validates and appends events; returns after they are durably committed.
+    ///
+    /// Idempotent: an event whose `idempotencyKey` the log already holds for the same event (byte for byte in its
+    /// canonical encoding) is not written again; its receipt is the original's, marked
+    /// ``AppendReceipt/isDuplicate``. The same holds for an event repeated within `events` or across concurrent
+    /// appends. De-duplication lasts as long as the original entry is in the log.
     /// - Parameter events: events to append together (all or nothing).
-    /// - Throws: ``AuditEventError`` for an invalid event (nothing is written), ``LogStoreError`` on failure.
+    /// - Throws: ``AuditEventError`` for an invalid event, ``IdempotencyConflict`` when an event carries the key of a
+    ///   different event (nothing is written either way), ``LogStoreError`` on failure.
     public func append(_ events: [AuditEvent]) async throws -> [AppendReceipt] {
         // Validation encodes each canonical payload once; sealing reuses it.
         let validated = try configuration.catalogue.validated(events, parallelism: configuration.signingParallelism)
         guard !validated.isEmpty else { return [] }
-        return try await committer.submit(validated) { batches in
-            try await self.commit(batches)
-        }
+        let secret = try await loadIdempotencySecret()
+        return try await committer.submit(tagged(validated, secret: secret)) { batches in
+            try await self.commit(batches, secret: secret)
+        }.get()
     }
 
-    private func commit(_ batches: [[ValidatedEvent]]) async throws -> [[AppendReceipt]] {
+    private func commit(
+        _ batches: [PendingAppend],
+        secret: IdempotencySecret
+    ) async throws -> [Result<[AppendReceipt], IdempotencyConflict>] {
         let configuration = configuration
         // Every nonce of the commit in one draw from the generator.
         let size = FormatConstants.nonceSize
-        let expected = size * batches.reduce(0) { $0 + $1.count }
+        let expected = size * batches.reduce(0) { $0 + $1.events.count }
         let random = configuration.randomBytes(expected)
         guard random.count == expected else {
             throw LogStoreError(.storage, "the random generator gave \(random.count) bytes for nonces, not \(expected)")
         }
         let (perBatch, head) = try await storage.append { snapshot, sink in
             var writer = try self.writer(for: snapshot)
-            // One seal for every caller's events: the threads share the signatures of the whole commit (64 callers
-            // with one event each would otherwise be 64 one-entry batches, signed on one thread).
-            let events = batches.count == 1 ? batches[0] : Array(batches.joined())
-            let nonces = (0..<events.count).map { Array(random[$0 * size..<($0 + 1) * size]) }
-            let priorities = events.map { DeliveryPriority(configuration.catalogue.priority(of: $0.event.type)) }
+            try Self.checkIdempotencySecret(secret, &writer)
+            // Retries and repeats are answered from the index; a batch that conflicts is refused alone.
+            let first = writer.sealer.head.seq + 1
+            let plan = try self.plan(batches, first: first, sink: sink)
+            // One seal for every caller's new events: the threads share the signatures of the whole commit (64
+            // callers with one event each would otherwise be 64 one-entry batches, signed on one thread).
+            let events = plan.fresh
             var receipts: [AppendReceipt] = []
             receipts.reserveCapacity(events.count)
-            // Each signed chunk goes into the transaction while the next ones are signed.
-            try writer.sealer.seal(
-                events,
-                nonces: nonces,
-                time: configuration.now(),
-                parallelism: configuration.signingParallelism
-            ) { range, entries in
-                try sink.write(entries, priorities: Array(priorities[range]))
-                // Indexing reads each entry in place (iterating would copy every entry).
-                for index in entries.indices {
-                    receipts.append(AppendReceipt(seq: entries[index].header.seq, entryHash: entries[index].entryHash))
+            if !events.isEmpty {
+                let nonces = (0..<events.count).map { Array(random[$0 * size..<($0 + 1) * size]) }
+                let priorities = events.map { DeliveryPriority(configuration.catalogue.priority(of: $0.event.type)) }
+                // Each signed chunk goes into the transaction while the next ones are signed.
+                try writer.sealer.seal(
+                    events,
+                    nonces: nonces,
+                    time: configuration.now(),
+                    parallelism: configuration.signingParallelism
+                ) { range, entries in
+                    try sink.write(entries, priorities: Array(priorities[range]))
+                    // Indexing reads each entry in place (iterating would copy every entry).
+                    for index in entries.indices {
+                        let seq = entries[index].header.seq
+                        // The index claimed each new event's tag for the seq it is sealed at.
+                        guard seq == first + UInt64(receipts.count) else {
+                            throw LogStoreError(
+                                .corruptState,
+                                "event sealed at seq \(seq), its tag claimed for another"
+                            )
+                        }
+                        receipts.append(AppendReceipt(seq: seq, entryHash: entries[index].entryHash))
+                    }
                 }
+                try self.finish(&writer)
             }
-            try self.finish(&writer)
-            var perBatch: [[AppendReceipt]] = []
-            var start = 0
-            for batch in batches {
-                perBatch.append(Array(receipts[start..<start + batch.count]))
-                start += batch.count
-            }
+            let perBatch = Self.receipts(plan, fresh: receipts)
             return (LogAppend(entries: writer.entries, metadata: writer.metadata), (perBatch, writer.sealer.head.hash))
         }
         // The head this commit sealed is authentic: the next commit chains from it without checking it again.
@@ -268,16 +292,16 @@ public final class AuditLog: Sendable {
         else {
             throw LogStoreError(.corruptState, "the log's metadata does not name its active keys")
         }
-        let signing = try signingKey(id: signingId)
-        return try keyCache.withLock { cache in
-            let data: DataKey
-            if case .data(let key)? = cache[dataId] {
-                data = key
-            } else {
-                data = try keys.dataKey(id: dataId)
-                cache[dataId] = .data(data)
-            }
-            return (signing, data)
+        return (try signingKey(id: signingId), try dataKey(id: dataId))
+    }
+
+    /// A data key of this device, from the key files once, then from memory.
+    func dataKey(id: KeyID) throws -> DataKey {
+        try keyCache.withLock { cache in
+            if case .data(let key)? = cache[id] { return key }
+            let key = try keys.dataKey(id: id)
+            cache[id] = .data(key)
+            return key
         }
     }
 

@@ -99,6 +99,20 @@ public protocol LogEntrySink {
     /// - Parameter priorities: one per entry.
     /// - Throws: ``LogStoreError`` if an entry does not continue the chain or the storage fails.
     func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws
+
+    /// Claims an idempotency tag for the entry this transaction will write at `seq` (the index holds one tag per
+    /// entry and one entry per tag). A claim commits with the transaction, and only if the entry at `seq` is
+    /// written by then.
+    /// - Returns: nil when the tag was free and is now claimed; otherwise the seq that holds it already (an entry
+    ///   of the log, or a claim made earlier in this transaction), and nothing is claimed.
+    /// - Throws: ``LogStoreError`` when the storage fails or `seq` is claimed already.
+    func claim(_ tag: IdempotencyTag, for seq: UInt64) throws -> UInt64?
+
+    /// Drops the claims this transaction made for `seq` and after (a batch of events that is refused).
+    func releaseClaims(from seq: UInt64) throws
+
+    /// The entry stored under `seq`, as the transaction sees it, or nil.
+    func storedEntry(at seq: UInt64) throws -> StoredEntry?
 }
 
 /// Reads the log's entries as an open write transaction sees them. Valid only while the body that received it
@@ -114,6 +128,8 @@ public protocol LogEntryReader {
 ///
 /// Implementations make ``append(_:)`` atomic and exclusive across threads *and processes*: the body sees the
 /// head as of the start of the transaction, and what it returns is committed durably before `append` returns.
+/// They keep an idempotency index (``LogEntrySink/claim(_:for:)``) whose rows leave with their entries: an
+/// entry deleted by ``prune(through:keep:_:)`` takes its tag with it.
 public protocol LogStorage: Sendable {
     /// Runs `body` in one exclusive write transaction and commits what it returns.
     /// - Parameter body: receives the current head and metadata, and a sink to write entries early; returns the

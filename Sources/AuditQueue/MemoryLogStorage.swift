@@ -10,6 +10,9 @@ public final class MemoryLogStorage: LogStorage {
         var keySource: SealedEntry?
         var metadata: [String: String] = [:]
         var delivery = DeliveryTable()
+        /// The idempotency index: the seq holding each tag, and the tag of each seq.
+        var tags: [IdempotencyTag: UInt64] = [:]
+        var tagsBySeq: [UInt64: IdempotencyTag] = [:]
 
         var snapshot: LogSnapshot {
             LogSnapshot(head: heads.last, metadata: metadata, newest: newest, keySource: keySource)
@@ -59,9 +62,21 @@ public final class MemoryLogStorage: LogStorage {
         var entries: [SealedEntry] = []
         var priorities: [DeliveryPriority] = []
         var expected: UInt64
+        let firstSeq: UInt64
         var open = true
+        /// The index and entries as the transaction began (copies that share storage until written).
+        let tags: [IdempotencyTag: UInt64]
+        let stored: [StoredEntry]
+        /// Tags claimed in this transaction, by seq.
+        var claims: [UInt64: IdempotencyTag] = [:]
+        var claimed: [IdempotencyTag: UInt64] = [:]
 
-        init(after head: ChainHead?) { expected = head.map { $0.seq + 1 } ?? 0 }
+        init(after head: ChainHead?, tags: [IdempotencyTag: UInt64], stored: [StoredEntry]) {
+            expected = head.map { $0.seq + 1 } ?? 0
+            firstSeq = expected
+            self.tags = tags
+            self.stored = stored
+        }
 
         func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
             guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
@@ -71,6 +86,26 @@ public final class MemoryLogStorage: LogStorage {
             entries += written
             self.priorities += priorities
         }
+
+        func claim(_ tag: IdempotencyTag, for seq: UInt64) throws -> UInt64? {
+            guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
+            guard seq >= firstSeq, claims[seq] == nil else {
+                throw LogStoreError(.invalidInput, "seq \(seq) is claimed already or not written here")
+            }
+            if let holder = claimed[tag] ?? tags[tag] { return holder }
+            claims[seq] = tag
+            claimed[tag] = seq
+            return nil
+        }
+
+        func releaseClaims(from seq: UInt64) throws {
+            for (claimedSeq, tag) in claims where claimedSeq >= seq {
+                claims[claimedSeq] = nil
+                claimed[tag] = nil
+            }
+        }
+
+        func storedEntry(at seq: UInt64) throws -> StoredEntry? { stored.first { $0.seq == seq } }
     }
 
     /// The entries a transaction sees.
@@ -93,13 +128,23 @@ public final class MemoryLogStorage: LogStorage {
         _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try state.withLock { state in
-            let sink = Sink(after: state.heads.last)
+            let sink = Sink(after: state.heads.last, tags: state.tags, stored: state.entries)
             defer { sink.open = false }
             let (append, result) = try body(state.snapshot, sink)
             // Checked before anything changes: a failure leaves the state as it was.
             try sink.write(append.entries, priorities: append.entryPriorities)
+            if let claimed = sink.claims.keys.max(), claimed >= sink.expected {
+                throw LogStoreError(
+                    .invalidInput,
+                    "an idempotency tag was claimed for seq \(claimed), which was not written"
+                )
+            }
             try state.write(sink.entries, priorities: sink.priorities)
             state.metadata.merge(append.metadata) { _, new in new }
+            for (seq, tag) in sink.claims {
+                state.tags[tag] = seq
+                state.tagsBySeq[seq] = tag
+            }
             return result
         }
     }
@@ -139,6 +184,11 @@ public final class MemoryLogStorage: LogStorage {
             let append = try body(copy.snapshot)
             let before = copy.entries.count
             copy.entries.removeAll { $0.seq <= through && !keep.contains($0.seq) }
+            // An entry's idempotency tag leaves with it.
+            for (seq, tag) in copy.tagsBySeq where seq <= through && !keep.contains(seq) {
+                copy.tags[tag] = nil
+                copy.tagsBySeq[seq] = nil
+            }
             let removed = before - copy.entries.count
             try copy.apply(append)
             state = copy

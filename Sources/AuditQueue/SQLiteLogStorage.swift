@@ -42,8 +42,9 @@ public final class SQLiteLogStorage: LogStorage {
         checkpointer.stop()
     }
 
-    /// 1: entries and metadata; 2: adds the delivery table (entries of a version-1 log all join it as pending).
-    static let schemaVersion = 2
+    /// 1: entries and metadata; 2: adds the delivery table (entries of a version-1 log all join it as pending);
+    /// 3: adds the idempotency index (entries of older logs have no row in it).
+    static let schemaVersion = 3
 
     private static func migrate(_ db: Database) throws {
         try db.execute(
@@ -59,7 +60,7 @@ public final class SQLiteLogStorage: LogStorage {
                 """
         )
         let version = try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = 'schemaVersion'")
-        if let version, version != "1", version != String(schemaVersion) {
+        if let version, !["1", "2", String(schemaVersion)].contains(version) {
             throw LogStoreError(
                 .corruptState,
                 "the log database has schema version \(version), expected \(schemaVersion)"
@@ -70,6 +71,7 @@ public final class SQLiteLogStorage: LogStorage {
         } else if version == nil {
             try migrateDelivery(db, enqueueExisting: false)
         }
+        try migrateIdempotency(db)
         if version != String(schemaVersion) {
             try db.execute(
                 sql: """
@@ -192,6 +194,7 @@ public final class SQLiteLogStorage: LogStorage {
                 defer { writer.close() }
                 let (append, value) = try body(writer, snapshot)
                 try writer.write(append.entries, priorities: append.entryPriorities)
+                try writer.checkClaimsWritten()
                 for (key, value) in append.metadata {
                     try db.cachedStatement(
                         sql:
@@ -250,8 +253,12 @@ extension SQLiteLogStorage {
     final class EntryWriter: LogEntrySink {
         /// The database of the open transaction.
         let db: Database
+        /// The seq of the first entry this transaction writes.
+        let firstSeq: UInt64
         private var expected: UInt64
         private var open = true
+        /// The highest seq an idempotency tag was claimed for in this transaction.
+        var claimedThrough: UInt64?
         private let insertEntry: Statement
         private let insertDelivery: Statement
         private var buffer: [UInt8] = []
@@ -259,6 +266,7 @@ extension SQLiteLogStorage {
         init(_ db: Database, after head: ChainHead?) throws {
             self.db = db
             expected = head.map { $0.seq + 1 } ?? 0
+            firstSeq = expected
             insertEntry = try db.cachedStatement(
                 sql: "INSERT INTO entries (seq, kind, time, hash, bytes) VALUES (?, ?, ?, ?, ?)"
             )
@@ -272,6 +280,18 @@ extension SQLiteLogStorage {
 
         /// Ends the writer's use: the transaction is over.
         func close() { open = false }
+
+        /// Whether the transaction is still open.
+        var isOpen: Bool { open }
+
+        /// Refuses to commit a claim for an entry that was not written.
+        func checkClaimsWritten() throws {
+            guard let claimed = claimedThrough, claimed >= expected else { return }
+            throw LogStoreError(
+                .invalidInput,
+                "an idempotency tag was claimed for seq \(claimed), which was not written"
+            )
+        }
 
         func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws {
             guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }

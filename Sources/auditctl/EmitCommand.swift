@@ -62,6 +62,10 @@ struct EmitCommand: AsyncParsableCommand {
             events = [event]
         }
         let receipts = try await global.openLog().append(events)
-        for receipt in receipts { print("appended seq \(receipt.seq) \(Hex.encode(receipt.entryHash))") }
+        for receipt in receipts {
+            // A retry of an event the log holds names the original entry; nothing was written for it.
+            let what = receipt.isDuplicate ? "already appended" : "appended"
+            print("\(what) seq \(receipt.seq) \(Hex.encode(receipt.entryHash))")
+        }
     }
 }

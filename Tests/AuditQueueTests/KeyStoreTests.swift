@@ -131,7 +131,7 @@ struct SQLiteLogStorageTests {
         #expect(table.items[1]?.priority == .critical && table.items[2]?.priority == .critical)
         let stored = try reopened.entries(from: 1, through: 1, limit: 1).first
         #expect(table.items[1]?.hash == (try SealedEntry(serialized: try #require(stored).bytes)).entryHash)
-        #expect(try reopened.snapshot().metadata["schemaVersion"] == "2")
+        #expect(try reopened.snapshot().metadata["schemaVersion"] == String(SQLiteLogStorage.schemaVersion))
     }
 
     @Test("appends persist across reopening, and an entry that does not continue the head is refused")
