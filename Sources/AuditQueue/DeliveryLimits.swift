@@ -65,9 +65,10 @@ public enum DeliveryLimits {
     /// The accounted-removal records owed for the removed entries, one per run; the rows stay until
     /// ``deleteRows(of:from:)`` (a caller deletes those of the records it sealed).
     ///
-    /// A run is a maximal sequence of removed rows with no pending or DLQ row between them (delivered entries
-    /// have no row), so a collector that holds everything before the run can jump over it: the record's
-    /// `lastRemovedHash` is the hash the entry after the run links to.
+    /// A run is a maximal sequence of removed rows with consecutive sequence numbers (a pending or DLQ row, or an
+    /// entry delivered meanwhile, which has no row, ends it), so a collector that holds everything before the run
+    /// can jump over it: the record's `lastRemovedHash` is the hash the entry after the run links to, and its
+    /// `count` is its whole range.
     public static func removalRecords(in table: DeliveryTable) -> [SystemRecord.Removal] {
         var records: [SystemRecord.Removal] = []
         var run: [DeliveryItem] = []
@@ -99,6 +100,10 @@ public enum DeliveryLimits {
             run.removeAll()
         }
         for item in table.items.values.sorted(by: { $0.seq < $1.seq }) {
+            // A run is consecutive: an entry between two removed ones that has no row (delivered) ends it too, so
+            // every record's `count` is its whole range and any verifier bridges the gap with it (FORMAT.md section
+            // 10, step 6), not only a collector that holds the delivered entries.
+            if let last = run.last, item.seq != last.seq + 1 { close() }
             if item.state == .removed { run.append(item) } else { close() }
         }
         close()

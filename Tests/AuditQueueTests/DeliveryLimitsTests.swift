@@ -100,7 +100,7 @@ struct DeliveryLimitsTests {
         #expect(try fixture.status.dropped["dlqOverflow"] == 3)
     }
 
-    @Test("removal runs: one record per run of removed rows not interrupted by a pending or DLQ row")
+    @Test("removal runs: one record per run of consecutive removed rows; a delivered entry (no row) ends a run too")
     func removalRuns() {
         func item(_ seq: UInt64, _ state: DeliveryState) -> DeliveryItem {
             DeliveryItem(seq: seq, priority: .routine, enqueuedAt: 0, state: state, reason: "fifo", hash: [UInt8(seq)])
@@ -112,10 +112,12 @@ struct DeliveryLimitsTests {
         table.items[12] = item(12, .removed)
         let records = DeliveryLimits.takeRemovalRecords(&table)
         let ranges: [[UInt64]] = records.map { [$0.firstSeq, $0.lastSeq, $0.count] }
-        let expected: [[UInt64]] = [[3, 6, 3], [9, 9, 1], [12, 12, 1]]
+        // 5 was delivered: 3-4 and 6 are two runs, each record's count its whole range (a verifier bridges it).
+        let expected: [[UInt64]] = [[3, 4, 2], [6, 6, 1], [9, 9, 1], [12, 12, 1]]
         #expect(ranges == expected)
+        #expect(records.allSatisfy { $0.count == $0.lastSeq - $0.firstSeq + 1 })
         let hashes: [[UInt8]] = records.map(\.lastRemovedHash)
-        #expect(hashes == [[6], [9], [12]])
+        #expect(hashes == [[4], [6], [9], [12]])
         #expect(Set(table.items.keys) == [7, 10])
     }
 
