@@ -39,10 +39,12 @@ extension SyncEngine {
     ///   at `maxAttempts`, a pinned entry never does.
     /// - permanent codes: an event moves to the DLQ (or leaves with a record if it was already there); a pinned
     ///   entry is held (``HeldEntry``).
+    /// - Parameter metadata: written in the same transaction (the verified receipt, a newly pinned collector key).
     func apply(
         _ response: SyncResponse,
         sent: Set<UInt64>,
         replayed: Set<UInt64>,
+        metadata receiptMetadata: [String: String],
         report: inout SyncEngine.CycleReport
     ) async throws {
         let policy = policy
@@ -100,6 +102,7 @@ extension SyncEngine {
             outcome.removed = removed
             sealer.metadata[DeliveryStatus.Meta.lastSuccess] = AuditTimestamp(millisecondsSinceEpoch: wall).rfc3339
             sealer.metadata[DeliveryStatus.Meta.lastError] = ""
+            sealer.metadata.merge(receiptMetadata) { _, new in new }
             return outcome
         }
         let now = clocks.monotonic()

@@ -18,21 +18,22 @@ extension SyncEngine {
         case rejected(String)
     }
 
-    /// Checks the answer's receipt and keeps it if it verifies. Returns whether the answer may be acted on; when
-    /// not, the pipeline pauses with backoff (and the health is `failing` for a receipt that is refused), and
-    /// nothing of the answer is applied, so nothing leaves the queue on the word of a collector that lies.
-    func trust(_ receipt: CollectorReceipt?, report: inout SyncEngine.CycleReport) async throws -> Bool {
+    /// Checks the answer's receipt. Returns the metadata to write with the answer's results (the verified receipt,
+    /// the key pinned with it), or nil when the answer must not be acted on: the pipeline then pauses with backoff
+    /// (and the health is `failing` for a receipt that is refused), and nothing of the answer is applied, so
+    /// nothing leaves the queue on the word of a collector that lies.
+    func trust(
+        _ receipt: CollectorReceipt?,
+        report: inout SyncEngine.CycleReport
+    ) async throws -> [String: String]? {
         let verdict = try await check(receipt)
         let now = clocks.monotonic()
         switch verdict {
         case .absent:
-            return true
+            return [:]
         case .verified(let receipt, let pin):
-            let text = String(decoding: receipt.json.canonicalBytes, as: UTF8.self)
-            try await log.deliveryTransaction(scope: .rows([])) { _, sealer in
-                sealer.metadata[DeliveryStatus.Meta.receipt] = text
-                if let pin { sealer.metadata[DeliveryStatus.Meta.collectorKey] = Hex.encode(pin.rawRepresentation) }
-            }
+            var metadata = [DeliveryStatus.Meta.receipt: String(decoding: receipt.json.canonicalBytes, as: UTF8.self)]
+            if let pin { metadata[DeliveryStatus.Meta.collectorKey] = Hex.encode(pin.rawRepresentation) }
             if let pin {
                 emit(
                     "info",
@@ -46,7 +47,7 @@ extension SyncEngine {
                 pipeline.releaseHold()
                 emit("info", "the collector's receipts verify again", ["seq": String(receipt.seq)])
             }
-            return true
+            return metadata
         case .unverifiable(let reason):
             let delay = pipeline.recordOutage(
                 at: now,
@@ -63,7 +64,7 @@ extension SyncEngine {
                     "reason": reason, "retryInMs": String(delay.milliseconds),
                 ]
             )
-            return false
+            return nil
         case .rejected(let reason):
             let evidence = JSONValue.object([
                 "reason": .string(reason),
@@ -88,17 +89,26 @@ extension SyncEngine {
                 "critical",
                 "the collector's receipt does not verify: its answer is ignored",
                 [
-                    "reason": reason, "seq": String(receipt?.seq ?? 0),
+                    "reason": reason, "seq": receipt.map { String($0.seq) } ?? "none",
                 ]
             )
-            return false
+            return nil
         }
     }
 
     /// Verifies a receipt against the pinned (or configured) collector key and the device's own log.
     func check(_ receipt: CollectorReceipt?) async throws -> ReceiptVerdict {
-        guard let receipt else { return .absent }
         let snapshot = try log.storage.snapshot()
+        guard let receipt else {
+            // No head at all, after the collector receipted one: it lost (or hides) the log's genesis.
+            if let previous = DeliveryStatus.storedReceipt(snapshot.metadata) {
+                return .rejected(
+                    "the collector answers with no receipt, though it receipted seq \(previous.seq) before: it lost "
+                        + "or dropped entries it had receipted"
+                )
+            }
+            return .absent
+        }
         var pin: Curve25519.Signing.PublicKey?
         let key: Curve25519.Signing.PublicKey
         if let configured = configuredCollectorKey {

@@ -349,8 +349,14 @@ public actor SyncEngine {
             lastLatency = now - started
             // An answer is acted on only if its receipt verifies: a lying or forked collector's word drops nothing.
             // (Whether the answer ends the outage is decided by `apply`: a refusal of the whole log does not.)
-            guard try await trust(response.receipt, report: &report) else { return }
-            try await apply(response, sent: Set(entries.map(\.seq)), replayed: replayed, report: &report)
+            guard let receiptMetadata = try await trust(response.receipt, report: &report) else { return }
+            try await apply(
+                response,
+                sent: Set(entries.map(\.seq)),
+                replayed: replayed,
+                metadata: receiptMetadata,
+                report: &report
+            )
             if replayed.isEmpty {
                 replayDue = true
                 if try log.storage.deliveryTable(scope: .counts).count(.dlq) > 0 { followUp = true }

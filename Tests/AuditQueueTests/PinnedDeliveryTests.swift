@@ -170,6 +170,21 @@ struct PinnedDeliveryTests {
         #expect(try await fixture.engine.cycle().health == .healthy)
     }
 
+    @Test("a collector that answers with no receipt after it receipted the log is not trusted")
+    func receiptThatDisappears() async throws {
+        let fixture = try await DeliveryFixture()
+        try await fixture.append(2)
+        #expect(try await fixture.engine.cycle().delivered == 3)
+        fixture.transport.setReceipt { _ in nil }
+        try await fixture.append(1)
+        let report = try await fixture.engine.cycle()
+        #expect(report.health == .failing && report.delivered == 0)
+        let status = try fixture.status
+        #expect(status.pending == 1 && status.receiptSeq == 2)
+        let evidence = try fixture.log.storage.snapshot().metadata[DeliveryStatus.Meta.rejectedReceipt]
+        #expect(evidence?.contains("no receipt") == true)
+    }
+
     @Test("1 200 events into a 1 000-event queue during an outage: a few records, counted apart from events")
     func overflowDuringAnOutageIsCoalesced() async throws {
         let fixture = try await DeliveryFixture()
