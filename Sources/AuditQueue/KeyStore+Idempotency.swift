@@ -9,28 +9,12 @@ extension KeyStore {
     /// - Returns: nil when neither holds the file.
     /// - Throws: ``LogStoreError`` when the file is unsafe, unreadable or not 32 bytes.
     public func idempotencySecret() throws -> IdempotencySecret? {
-        try Self.refuseSharedDirectory(directory)
-        for folder in [credentialsDirectory, directory].compactMap({ $0 }) {
-            let path = folder + "/" + Self.idempotencyFileName
-            let bytes: [UInt8]?
-            do {
-                bytes = try PrivateFile.read(path, maxBytes: 4096)
-            } catch .unsafe(let mode) {
-                throw LogStoreError(
-                    .unsafeKeyPermissions,
-                    "key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode)
-                )
-            } catch {
-                throw LogStoreError(.missingKey, "cannot read key file \(path) (\(error))")
-            }
-            guard let bytes else { continue }
-            do {
-                return try IdempotencySecret(rawRepresentation: bytes)
-            } catch {
-                throw LogStoreError(.invalidKey, "\(path) is not a 32-byte idempotency secret")
-            }
+        guard let (path, bytes) = try findKeyFile(Self.idempotencyFileName) else { return nil }
+        do {
+            return try IdempotencySecret(rawRepresentation: bytes)
+        } catch {
+            throw LogStoreError(.invalidKey, "\(path) is not a 32-byte idempotency secret")
         }
-        return nil
     }
 
     /// Creates the idempotency secret file (mode 0600, exclusively, synced) in ``directory``; when another process

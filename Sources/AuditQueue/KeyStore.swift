@@ -112,7 +112,10 @@ public struct KeyStore: Sendable {
         return ids
     }
 
-    private func readKeyFile(_ name: String) throws -> (String, [UInt8]) {
+    /// A key file's path and bytes: from the credentials directory first, then from ``directory``; nil when neither
+    /// holds it.
+    /// - Throws: ``LogStoreError`` when the directory or the file is unsafe, or the file cannot be read.
+    func findKeyFile(_ name: String) throws -> (String, [UInt8])? {
         try Self.refuseSharedDirectory(directory)
         for folder in [credentialsDirectory, directory].compactMap({ $0 }) {
             let path = folder + "/" + name
@@ -129,6 +132,11 @@ public struct KeyStore: Sendable {
             }
             if let bytes { return (path, bytes) }
         }
+        return nil
+    }
+
+    private func readKeyFile(_ name: String) throws -> (String, [UInt8]) {
+        if let found = try findKeyFile(name) { return found }
         throw LogStoreError(
             .missingKey,
             "key file \(name) is missing from \(directory)"
