@@ -137,6 +137,7 @@ let package = Package(
             name: "AuditDeliveryTests",
             dependencies: [
                 "auditd", "AuditAgent", "AuditCollector", "AuditQueue", "AuditChain", "FuzzSupport", "AuditServerKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

@@ -3,6 +3,7 @@ import AuditCollector
 import AuditQueue
 import Crypto
 import Foundation
+import ServiceLifecycle
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -195,21 +196,37 @@ func withCollector<T: Sendable>(
     configuration.token = token
     configuration.trustFiles = trust
     let server = try CollectorServer(configuration: configuration)
+    return try await serveGracefully(server) { port in
+        try await body(CollectorClient(port: port, token: token), server.collector)
+    }
+}
+
+/// Runs `server` for the duration of `body` (which gets the bound port), then shuts it down **gracefully**: NIO
+/// traps when a server task is cancelled while it holds accepted connections it has not served yet
+/// (apple/swift-nio#3481, "Deinited NIOAsyncWriter without calling finish()"), which the slow-connection tests
+/// leave behind; a graceful shutdown serves or closes every one of them.
+func serveGracefully<T: Sendable>(_ server: CollectorServer, _ body: (Int) async throws -> T) async throws -> T {
     let (ports, continuation) = AsyncStream<Int>.makeStream()
+    let application = server.makeApplication { port in continuation.yield(port) }
+    let services = ServiceGroup(
+        configuration: ServiceGroupConfiguration(services: [application], logger: server.logger)
+    )
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
             defer { continuation.finish() }
-            try await server.run { port in continuation.yield(port) }
+            try await services.run()
         }
         guard let port = await ports.first(where: { _ in true }) else {
             throw CollectorError(.invalidConfiguration, "the collector did not start")
         }
         do {
-            let result = try await body(CollectorClient(port: port, token: token), server.collector)
-            group.cancelAll()
+            let result = try await body(port)
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
             return result
         } catch {
-            group.cancelAll()
+            await services.triggerGracefulShutdown()
+            try? await group.waitForAll()
             throw error
         }
     }

@@ -18,18 +18,7 @@ import Testing
         configuration.port = 0
         configuration.limits = limits
         let server = try CollectorServer(configuration: configuration)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                defer { continuation.finish() }
-                try await server.run { port in continuation.yield(port) }
-            }
-            guard let port = await ports.first(where: { _ in true }) else {
-                throw CollectorError(.invalidConfiguration, "the collector did not start")
-            }
-            defer { group.cancelAll() }
-            return try await body(port, server)
-        }
+        return try await serveGracefully(server) { port in try await body(port, server) }
     }
 
     @Test func aNewAgentDeliversWhileAThousandSlowConnectionsAreOpen() async throws {

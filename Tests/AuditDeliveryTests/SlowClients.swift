@@ -17,6 +17,8 @@ final class SlowClients: @unchecked Sendable {
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
+        /// The call was interrupted by a signal (EINTR) and may be retried.
+        var interrupted = false
     }
 
     private let lock = NSLock()
@@ -109,7 +111,20 @@ final class SlowClients: @unchecked Sendable {
         bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
+    /// ``connectOnce(_:index:)``, again after an interruption by a signal (EINTR: the test process's children end
+    /// while thousands of connections are opened), a few times.
     private static func connect(_ target: Target, index: Int) throws -> Int32 {
+        var attempt = 0
+        while true {
+            do {
+                return try connectOnce(target, index: index)
+            } catch let failure as Failure where failure.interrupted && attempt < 5 {
+                attempt += 1
+            }
+        }
+    }
+
+    private static func connectOnce(_ target: Target, index: Int) throws -> Int32 {
         switch target {
         case .tcp(let port, let sources):
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -134,7 +149,10 @@ final class SlowClients: @unchecked Sendable {
             guard bound == 0, connected == 0 else {
                 let error = errno
                 close(fd)
-                throw Failure(description: "connect #\(index) from \(sources[index % sources.count]): errno \(error)")
+                throw Failure(
+                    description: "connect #\(index) from \(sources[index % sources.count]): errno \(error)",
+                    interrupted: error == EINTR
+                )
             }
             return fd
         case .unix(let path):
@@ -153,7 +171,7 @@ final class SlowClients: @unchecked Sendable {
             guard connected == 0 else {
                 let error = errno
                 close(fd)
-                throw Failure(description: "connect #\(index) to \(path): errno \(error)")
+                throw Failure(description: "connect #\(index) to \(path): errno \(error)", interrupted: error == EINTR)
             }
             return fd
         }
