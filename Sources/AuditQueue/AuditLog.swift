@@ -2,17 +2,6 @@ public import AuditChain
 import Crypto
 import Synchronization
 
-/// Where an appended event landed.
-public struct AppendReceipt: Sendable, Hashable {
-    /// Its sequence number.
-    public var seq: UInt64
-    /// Its entry hash.
-    public var entryHash: [UInt8]
-    /// Whether the log already held this event (a retry with the same idempotency key, or a repeat within one
-    /// append): `seq` is the original's and nothing was written for it.
-    public var isDuplicate = false
-}
-
 /// The device's audit log: validates, seals, chains, signs and durably stores events.
 ///
 /// `append` returns after the commit. Concurrent callers in one process share commits (group commit); several
@@ -491,22 +480,5 @@ public final class AuditLog: Sendable {
             let checkpoint = SignedCheckpoint(head: writer.sealer.head, signingKey: writer.sealer.signingKey)
             writer.metadata[Meta.checkpoint] = String(decoding: checkpoint.json.canonicalBytes, as: UTF8.self)
         }
-    }
-}
-
-/// The entries and metadata one transaction is building.
-struct LogWriter {
-    var sealer: ChainSealer
-    var metadata: [String: String]
-    let snapshot: LogSnapshot
-    var entries: [SealedEntry] = []
-
-    mutating func rotate(to signing: SigningKey, _ data: DataKey, reason: String, time: AuditTimestamp) -> SealedEntry {
-        let entry = sealer.rotateKeys(signingKey: signing, dataKey: data, reason: reason, time: time)
-        entries.append(entry)
-        metadata[AuditLog.Meta.signingKeyId] = signing.id.hex
-        metadata[AuditLog.Meta.dataKeyId] = data.id.hex
-        metadata[AuditLog.Meta.dataKeySince] = String(entry.header.seq)
-        return entry
     }
 }
