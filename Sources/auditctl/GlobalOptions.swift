@@ -50,7 +50,7 @@ struct CLIError: Error, CustomStringConvertible {
 
 /// Reads a file, or standard input for `-`.
 func readInput(_ path: String) throws -> [UInt8] {
-    if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
+    if path == "-" { return try readStandardInput() }
     guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
     return Array(data)
 }
@@ -74,4 +74,20 @@ func parseTime(_ text: String?, option: String) throws -> AuditTimestamp? {
         throw CLIError("\(option): \"\(text)\" is not an RFC 3339 time (e.g. 2026-11-21T10:00:00Z)")
     }
     return stamp
+}
+
+/// Standard input to its end. Not `FileHandle.readDataToEndOfFile()`, which traps when a signal interrupts a read.
+func readStandardInput() throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+        if count > 0 {
+            bytes += buffer[0..<count]
+        } else if count == 0 {
+            return bytes
+        } else if errno != EINTR {
+            throw CLIError("cannot read standard input: errno \(errno)")
+        }
+    }
 }

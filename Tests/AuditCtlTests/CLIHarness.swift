@@ -69,8 +69,8 @@ enum CLIHarness {
         let deadline = DispatchTime.now() + timeout
         let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
         DispatchQueue.global().asyncAfter(deadline: deadline, execute: watchdog)
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
+        let stdoutData = out.fileHandleForReading.readAllRetrying()
+        let stderrData = err.fileHandleForReading.readAllRetrying()
         process.waitUntilExit()
         watchdog.cancel()
         return Result(

@@ -25,8 +25,7 @@ struct CrashTests {
             // shared threads.
             Thread {
                 while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
+                    guard let chunk = handle.readChunkRetrying(), !chunk.isEmpty else { break }
                     self.lock.withLock { self.output.append(chunk) }
                 }
                 self.done.signal()

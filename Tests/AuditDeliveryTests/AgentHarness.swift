@@ -182,8 +182,8 @@ final class AgentChild: @unchecked Sendable {
         // A thread of its own: blocked for the child's whole life, it must not hold one of Dispatch's shared threads.
         let (outData, errData) = await withCheckedContinuation { continuation in
             Thread {
-                let errData = err.readDataToEndOfFile()
-                let outData = out.readDataToEndOfFile()
+                let errData = err.readAllRetrying()
+                let outData = out.readAllRetrying()
                 process.waitUntilExit()
                 continuation.resume(returning: (outData, errData))
             }.start()
