@@ -119,8 +119,7 @@ public struct AgentSetting: Sendable {
         .init("degradedLag", "AUDITD_DEGRADED_LAG", "entries not covered by a verified receipt: degraded (1000)") {
             $0.policy.degradedLag = try count($1, allowZero: true)
         },
-        .init("degradedLagAgeSeconds", "AUDITD_DEGRADED_LAG_AGE_SECONDS", "oldest entry not receipted, seconds: degraded (300)")
-        {
+        .init("degradedLagAgeSeconds", "AUDITD_DEGRADED_LAG_AGE_SECONDS", "unreceipted entry age, s: degraded (300)") {
             $0.policy.degradedLagAge = try duration($1, unit: 1)
         },
         .init("degradedPending", "AUDITD_DEGRADED_PENDING", "pending count that makes health degraded (500)") {
