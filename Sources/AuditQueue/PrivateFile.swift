@@ -49,17 +49,24 @@ public enum PrivateFile {
         }
     }
 
-    /// Creates `path` with mode 0600, exclusively (`O_EXCL`), writes `bytes` and syncs the file.
+    /// Creates `path` with mode 0600, exclusively, with `bytes`, synced. The file appears whole or not at all: it is
+    /// written and synced under a temporary name, then linked to `path` (`link` fails if `path` exists), so a
+    /// reader never sees it empty or half written (a concurrent appender read the idempotency secret so once).
     public static func create(_ path: String, bytes: [UInt8]) throws(Failure) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            if errno == EEXIST { throw .exists }
-            throw .io("cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
+        let temporary = path + ".tmp-\(getpid())-\(UInt64.random(in: 0 ... .max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        defer { unlink(temporary) }
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         guard written == bytes.count, fsync(fd) == 0 else {
-            throw .io("cannot write \(path): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw .io("cannot write \(temporary): \(reason)")
+        }
+        close(fd)
+        guard link(temporary, path) == 0 else {
+            if errno == EEXIST { throw .exists }
+            throw .io("cannot create \(path): \(String(cString: strerror(errno)))")
         }
     }
 }
