@@ -8,13 +8,21 @@ extension SyncEngine {
     struct HeldEntry: Sendable, Hashable {
         /// Refusals so far (the backoff).
         var refusals: Int
-        /// Whether the last refusal was not the collector's verdict on the entry itself: a refusal of the whole
-        /// request (a proxy or a backend fault may say that of any entry), or of the log (503: a key the collector
-        /// does not know yet). Such an entry is offered again with the next batch the pipeline sends, instead of
-        /// waiting a backoff of its own.
-        var wholeRequest: Bool
+        /// What the last refusal was about.
+        var cause: RefusalCause
         /// The collector's reason.
         var reason: String
+    }
+
+    /// What a refusal of a pinned entry was about, which decides when the entry is offered again.
+    enum RefusalCause: Sendable, Hashable {
+        /// The collector's verdict on the entry (400, 409, 422 per entry): its own backoff.
+        case entry
+        /// The whole request (a proxy or a backend fault may say that of any entry): its own backoff, and at once
+        /// after the next answer that delivers something.
+        case wholeRequest
+        /// The log (per-entry 503: a key the collector does not know yet): the pipeline's pause, no backoff of its own.
+        case log
     }
 
     /// What applying one answer did.
@@ -23,8 +31,8 @@ extension SyncEngine {
         var deadLettered = 0
         var retry: [UInt64: Int] = [:]
         var removed: [String: Int] = [:]
-        /// Pinned entries refused, with the refusal.
-        var refused: [UInt64: String] = [:]
+        /// Pinned entries refused, with the refusal and what it was about.
+        var refused: [UInt64: (reason: String, cause: RefusalCause)] = [:]
         /// The first refusal that is about the log rather than the entry (per-entry 503), if any.
         var logRefusal: String?
     }
@@ -63,7 +71,7 @@ extension SyncEngine {
                     continue
                 case .rejected where result.code == 503:
                     outcome.logRefusal = outcome.logRefusal ?? "seq \(result.seq): \(words)"
-                    if pinned { outcome.refused[result.seq] = words }
+                    if pinned { outcome.refused[result.seq] = (words, .log) }
                     continue
                 case .rejected where result.isRetryable && (pinned || item.state == .pending):
                     item.attempts += 1
@@ -83,7 +91,7 @@ extension SyncEngine {
                     item.reason = "refused"
                     item.detail = words
                     item.changedAt = wall
-                    outcome.refused[result.seq] = words
+                    outcome.refused[result.seq] = (words, .entry)
                 case .rejected:
                     if item.state == .dlq || replayed.contains(result.seq) {
                         item.state = .removed
@@ -112,8 +120,8 @@ extension SyncEngine {
         }
         for seq in sent where outcome.retry[seq] == nil { notBefore[seq] = nil }
         for seq in outcome.delivered { release(seq) }
-        for (seq, reason) in outcome.refused.sorted(by: { $0.key < $1.key }) {
-            hold(seq, reason: reason, wholeRequest: reason.hasPrefix("HTTP 503"), at: now)
+        for (seq, refusal) in outcome.refused.sorted(by: { $0.key < $1.key }) {
+            hold(seq, reason: refusal.reason, cause: refusal.cause, at: now)
         }
         if let refusal = outcome.logRefusal {
             // The log's state at the collector, not the entries: pause everything like an outage (the schedule,
@@ -177,7 +185,7 @@ extension SyncEngine {
         }
         switch verdict {
         case .gone: return
-        case .held: hold(seq, reason: reason, wholeRequest: true, at: clocks.monotonic())
+        case .held: hold(seq, reason: reason, cause: .wholeRequest, at: clocks.monotonic())
         case .left: report.removed["rejected", default: 0] += 1
         case .deadLettered: report.deadLettered += 1
         }
@@ -187,10 +195,10 @@ extension SyncEngine {
     enum RejectVerdict: Sendable { case gone, held, left, deadLettered }
 
     /// Holds a refused pinned entry: its own backoff, health `failing`, a critical log line the first time.
-    private func hold(_ seq: UInt64, reason: String, wholeRequest: Bool, at now: Duration) {
-        var entry = held[seq] ?? HeldEntry(refusals: 0, wholeRequest: wholeRequest, reason: reason)
+    private func hold(_ seq: UInt64, reason: String, cause: RefusalCause, at now: Duration) {
+        var entry = held[seq] ?? HeldEntry(refusals: 0, cause: cause, reason: reason)
         entry.refusals += 1
-        entry.wholeRequest = wholeRequest
+        entry.cause = cause
         entry.reason = reason
         held[seq] = entry
         let delay = min(
@@ -198,7 +206,7 @@ extension SyncEngine {
             policy.probeInterval
         )
         // Refused for the log's sake: the pipeline's pause governs it. Refused as such: its own backoff.
-        notBefore[seq] = wholeRequest && reason.hasPrefix("HTTP 503") ? nil : now + delay
+        notBefore[seq] = cause == .log ? nil : now + delay
         if let first = held.keys.min(), let lowest = held[first] {
             pipeline.setHold(.refused(seq: first, reason: lowest.reason))
         }
@@ -227,7 +235,7 @@ extension SyncEngine {
     /// Entries refused only as part of a whole request are offered again with the next batch: the fault that
     /// refused whole requests (a proxy, a backend restarting) is over once the collector answers per entry.
     private func offerWholeRequestRefusals() {
-        for (seq, entry) in held where entry.wholeRequest && notBefore[seq] != nil {
+        for (seq, entry) in held where entry.cause == .wholeRequest && notBefore[seq] != nil {
             notBefore[seq] = nil
             followUp = true
         }

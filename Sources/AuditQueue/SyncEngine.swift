@@ -98,6 +98,8 @@ public actor SyncEngine {
     /// Set when an answer made entries due at once (held entries offered again, a DLQ to offer once more): the run
     /// loop cycles again without waiting for an append or the idle interval.
     var followUp = false
+    /// DLQ entries when the cycle began (counted by the limits' load), for ``followUp``.
+    private var deadLettersAtStart = 0
     /// The refused accounted removals already logged (each is logged once, not every cycle).
     private var reportedRefusals: Set<String> = []
     private var lastHealth: DeliveryHealth?
@@ -233,6 +235,7 @@ public actor SyncEngine {
                 }
             }
             prepared.pending = table.count(.pending) + prepared.recordsSealed
+            prepared.deadLetters = table.count(.dlq)
             return prepared
         }
         if mayAttempt {
@@ -247,6 +250,7 @@ public actor SyncEngine {
                 prepared.replayed = Set(dead)
             }
         }
+        deadLettersAtStart = prepared.deadLetters
         report.removed = prepared.removed
         report.recordsSealed = prepared.recordsSealed
         report.recordsRefused = prepared.refused.count
@@ -308,6 +312,7 @@ public actor SyncEngine {
     private struct Prepared: Sendable {
         /// Removed rows whose record waits for an earlier system record to be delivered.
         var deferred = 0
+        var deadLetters = 0
         var removed: [String: Int] = [:]
         var selected: [UInt64] = []
         var replayed: Set<UInt64> = []
@@ -359,7 +364,8 @@ public actor SyncEngine {
             )
             if replayed.isEmpty {
                 replayDue = true
-                if try log.storage.deliveryTable(scope: .counts).count(.dlq) > 0 { followUp = true }
+                // No count query per answer (a pass over the table): the cycle's load counted the DLQ already.
+                if deadLettersAtStart + report.deadLettered > 0 { followUp = true }
             }
         case .outage(let reason, let retryAfter):
             var network = false

@@ -170,6 +170,30 @@ struct PinnedDeliveryTests {
         #expect(try await fixture.engine.cycle().health == .healthy)
     }
 
+    @Test("while the collector takes nothing, removals wait for the pending record, up to maxEvents rows")
+    func deferredRemovalsAreBounded() async throws {
+        var policy = DeliveryPolicy()
+        policy.maxEvents = 5
+        let fixture = try await DeliveryFixture(policy: policy)
+        fixture.transport.set(.failure("connection refused"))
+        try await fixture.append(8)  // 3 leave by FIFO; the first attempt seals their record, then fails
+        try await fixture.engine.cycle()
+        #expect(try fixture.removalRecordSeqs().count == 1)
+        // A few more leave: they wait for the pending record (stalled), no second record.
+        fixture.clocks.advance(.seconds(2))
+        try await fixture.append(4)
+        try await fixture.engine.cycle()
+        #expect(try fixture.removalRecordSeqs().count == 1)
+        #expect(try fixture.status.awaitingRecord == 4)
+        // Past maxEvents waiting rows they are sealed anyway.
+        fixture.clocks.advance(.seconds(10))
+        try await fixture.append(6)
+        try await fixture.engine.cycle()
+        // One record per run of the waiting rows: more than the first one.
+        #expect(try fixture.removalRecordSeqs().count > 1)
+        #expect(try fixture.status.awaitingRecord == 0)
+    }
+
     @Test("a collector that answers with no receipt after it receipted the log is not trusted")
     func receiptThatDisappears() async throws {
         let fixture = try await DeliveryFixture()
