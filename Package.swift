@@ -115,12 +115,14 @@ let package = Package(
         .testTarget(
             name: "AuditCtlTests",
             dependencies: [
-                "auditctl", "CrashChild", "AuditChain", "AuditQueue",
+                "auditctl", "CrashChild", "AuditChain", "AuditQueue", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The seeded mutation harness the parser fuzz tests share, and its committed corpus (Tests/Fuzz/corpus).
         .target(name: "FuzzSupport", path: "Tests/FuzzSupport"),
+        // What the tests that run child processes share (reads of their output that survive EINTR).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "AuditChainTests",
             dependencies: ["AuditChain", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]
@@ -137,6 +139,7 @@ let package = Package(
             name: "AuditDeliveryTests",
             dependencies: [
                 "auditd", "AuditAgent", "AuditCollector", "AuditQueue", "AuditChain", "FuzzSupport", "AuditServerKit",
+                "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,6 +1,7 @@
 import AuditChain
 import AuditQueue
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built executables (`auditctl`, `CrashChild`) found beside the test binary.

@@ -2,6 +2,7 @@ import AuditAgent
 import AuditChain
 import AuditQueue
 import Foundation
+import TestSupport
 import Logging
 import Synchronization
 import Testing
