@@ -7,7 +7,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AuditChain", targets: ["AuditChain"]),
-        .library(name: "AuditQueue", targets: ["AuditQueue"]),
+        .library(name: "AuditWire", targets: ["AuditWire"]),
+        .library(name: "AuditStore", targets: ["AuditStore"]),
+        .library(name: "AuditSync", targets: ["AuditSync"]),
         .library(name: "BiometricUnlock", targets: ["BiometricUnlock"]),
         .library(name: "AuditCollector", targets: ["AuditCollector"]),
         .library(name: "AuditAgent", targets: ["AuditAgent"]),
@@ -32,13 +34,36 @@ let package = Package(
             name: "AuditChain",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // What both ends of delivery agree on: the protocol's messages, the receipt, key files.
         .target(
-            name: "AuditQueue",
+            name: "AuditWire",
+            dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // SQLite opened as the log and the collector need it (WAL, synchronous = FULL, busy timeout).
+        .target(
+            name: "DurableSQLite",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // The device's durable log: storage, keys, the delivery table and its limits, retention, bundles.
+        .target(
+            name: "AuditStore",
             dependencies: [
-                "AuditChain",
+                "AuditChain", "AuditWire", "DurableSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        // Delivery of the log to the collector: the engine, pipeline, classifier, clock rule and transports.
+        .target(
+            name: "AuditSync",
+            dependencies: [
+                "AuditChain", "AuditWire", "AuditStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .target(
@@ -48,7 +73,7 @@ let package = Package(
         .target(
             name: "AuditServerKit",
             dependencies: [
-                "AuditQueue",
+                "AuditWire",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -58,7 +83,7 @@ let package = Package(
         .target(
             name: "AuditCollector",
             dependencies: [
-                "AuditChain", "AuditQueue", "AuditServerKit",
+                "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -70,13 +95,10 @@ let package = Package(
         .target(
             name: "AuditAgent",
             dependencies: [
-                "AuditChain", "AuditQueue", "AuditServerKit",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -86,36 +108,36 @@ let package = Package(
         .executableTarget(
             name: "auditd",
             dependencies: [
-                "AuditChain", "AuditQueue", "AuditAgent", "AuditCollector", "AuditServerKit",
+                "AuditAgent", "AuditCollector", "AuditServerKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "auditctl",
             dependencies: [
-                "AuditChain", "AuditQueue", "BiometricUnlock", .product(name: "Crypto", package: "swift-crypto"),
+                "AuditChain", "AuditWire", "AuditStore", "BiometricUnlock",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "bench",
             dependencies: [
-                "AuditChain", "AuditQueue", "AuditCollector", "AuditAgent",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditAgent",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/bench"
         ),
         .executableTarget(
             name: "CrashChild",
-            dependencies: ["AuditChain", "AuditQueue"],
+            dependencies: ["AuditChain", "AuditStore"],
             path: "Tests/CrashChild"
         ),
         .testTarget(
             name: "AuditCtlTests",
             dependencies: [
-                "auditctl", "CrashChild", "AuditChain", "AuditQueue", "TestSupport",
+                "auditctl", "CrashChild", "AuditChain", "AuditStore", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -130,7 +152,8 @@ let package = Package(
         .testTarget(
             name: "AuditQueueTests",
             dependencies: [
-                "AuditQueue", "AuditChain", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "AuditStore", "AuditSync", "AuditWire", "DurableSQLite", "AuditChain", "FuzzSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -138,7 +161,9 @@ let package = Package(
         .testTarget(
             name: "AuditDeliveryTests",
             dependencies: [
-                "auditd", "AuditAgent", "AuditCollector", "AuditQueue", "AuditChain", "FuzzSupport", "AuditServerKit",
+                "auditd", "AuditAgent", "AuditCollector", "AuditStore", "AuditSync", "AuditWire", "AuditChain",
+                "FuzzSupport",
+                "AuditServerKit",
                 "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),

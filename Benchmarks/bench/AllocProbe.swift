@@ -1,5 +1,4 @@
 import AuditChain
-import AuditQueue
 import Foundation
 
 /// `bench alloc-probe COUNT events|append [BATCH]`: makes COUNT benchmark events and, with `append`, appends them to

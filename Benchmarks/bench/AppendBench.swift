@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditStore
 import Foundation
 
 /// Bulk append through `AuditLog.append` on SQLite: the whole set in one call (a bulk import, as

@@ -60,7 +60,7 @@ struct BenchOptions: Sendable {
 
         Internal (run by the verify section in a child process, to measure its peak memory alone; and by
         scripts/alloc-count under a malloc counter):
-          bench verify-child read|full|fast|decrypt DATABASE KEYS-DIRECTORY PARALLELISM
+          bench verify-child read|full|fast|decrypt STATE-DIRECTORY PARALLELISM
           bench alloc-probe COUNT events|append [BATCH]
         """
 

@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditStore
 import Crypto
 import Foundation
 

@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditStore
 import Foundation
 
 /// Builds a large log to verify: `AuditLog.create` writes the genesis and keys, then a ``ChainSealer`` resumed at
@@ -7,10 +7,8 @@ import Foundation
 /// transactions, with a checkpoint record every `checkpointInterval` entries as AuditLog seals them.
 enum ChainBuilder {
     struct Built: Sendable {
-        /// The SQLite database.
-        var database: String
-        /// The key directory.
-        var keys: String
+        /// The state directory: the SQLite database and the key directory.
+        var state: StateDirectory
         /// Entries in the log, genesis and checkpoints included.
         var entries: Int
         /// Seconds the build took.
@@ -20,12 +18,8 @@ enum ChainBuilder {
     }
 
     static func build(total: Int, folder: String, parallelism: Int) async throws -> Built {
-        let database = folder + "/verify.sqlite"
-        let keysPath = folder + "/keys"
-        let storage = try SQLiteLogStorage(path: database)
-        let log = try await AuditLog.create(
-            storage: storage,
-            keys: KeyStore(directory: keysPath, credentialsDirectory: nil),
+        let state = StateDirectory(path: folder + "/verify")
+        let log = try await state.createLog(
             deviceId: "device-7d0e5b3a91c4",
             configuration: EventFactory.configuration()
         )
@@ -64,7 +58,7 @@ enum ChainBuilder {
                 }
                 let batch = entries
                 let metadata = ["lastCheckpointSeq": String(lastCheckpoint)]
-                try await storage.append { snapshot in
+                try await log.storage.append { snapshot in
                     guard let head = snapshot.head, head.seq + 1 == batch.first?.header.seq else {
                         throw BenchError("the log's head moved while the benchmark chain was being built")
                     }
@@ -73,6 +67,6 @@ enum ChainBuilder {
                 written += batch.count
             }
         }
-        return Built(database: database, keys: keysPath, entries: written, seconds: seconds, sealSeconds: sealSeconds)
+        return Built(state: state, entries: written, seconds: seconds, sealSeconds: sealSeconds)
     }
 }

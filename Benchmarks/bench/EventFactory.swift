@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditStore
 import Foundation
 
 /// Realistic catalogue-valid events, and the logs they are appended to.

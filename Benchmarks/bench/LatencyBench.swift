@@ -1,6 +1,6 @@
 import AuditChain
-import AuditQueue
 import Foundation
+import AuditStore
 
 /// Durable single-event append latency, against the latency of the durable write underneath it.
 enum LatencyBench {

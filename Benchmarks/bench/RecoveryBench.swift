@@ -1,7 +1,9 @@
 import AuditChain
 import AuditCollector
 import AuditAgent
-import AuditQueue
+import AuditStore
+import AuditSync
+import AuditWire
 import Crypto
 import Foundation
 import Synchronization

@@ -1,7 +1,9 @@
 import AuditChain
 import AuditCollector
 import AuditAgent
-import AuditQueue
+import AuditStore
+import AuditSync
+import AuditWire
 import Crypto
 import Foundation
 import Synchronization
@@ -33,12 +35,8 @@ enum SyncBench {
 
     /// A log with `count` pending events, appended in calls of `batch`.
     static func prefilledLog(_ folder: String, name: String, count: Int, batch: Int = 1000) async throws -> AuditLog {
-        let log = try await AuditLog.create(
-            storage: SQLiteLogStorage(path: folder + "/\(name).sqlite"),
-            keys: KeyStore(directory: folder + "/\(name)-keys", credentialsDirectory: nil),
-            deviceId: "device-7d0e5b3a91c4",
-            configuration: EventFactory.configuration()
-        )
+        let log = try await StateDirectory(path: folder + "/\(name)")
+            .createLog(deviceId: "device-7d0e5b3a91c4", configuration: EventFactory.configuration())
         var start = 0
         while start < count {
             let end = min(count, start + batch)

@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditStore
 import Synchronization
 
 /// A ``LogStorage`` that forwards every call to the real storage and records where each write transaction's

@@ -1,3 +1,4 @@
+import AuditStore
 import Foundation
 
 /// Verification of a large log: built once, then streamed from SQLite through `ChainVerifier` in full and fast
@@ -17,7 +18,8 @@ enum VerifyBench {
             folder: folder,
             parallelism: rates.cores
         )
-        let megabytes = Double(fileSize(built.database) + fileSize(built.database + "-wal")) / 1_048_576
+        let megabytes =
+            Double(fileSize(built.state.databasePath) + fileSize(built.state.databasePath + "-wal")) / 1_048_576
         Summary.say(
             "  built \(Timing.grouped(Double(built.entries))) entries (ChainSealer, signing on \(rates.cores) threads, "
                 + "stored by SQLiteLogStorage.append) in \(Timing.duration(built.seconds)): "
@@ -33,7 +35,7 @@ enum VerifyBench {
         // second to the next: the full mode's reference is measured all along it, with the machine to itself.
         var samples: [VerifySample] = []
         for mode in modes {
-            let arguments = ["verify-child", mode.rawValue, built.database, built.keys, String(rates.cores)]
+            let arguments = ["verify-child", mode.rawValue, built.state.path, String(rates.cores)]
             var result: VerifyResult
             if mode == .full {
                 samples.append(try VerifySample.measure(cores: rates.cores))

@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditStore
 import Foundation
 
 /// The child process of the verify section: verifies a SQLite log with `LogStorage.verify` (or only reads it),
@@ -16,17 +16,16 @@ enum VerifyChild {
         case decrypt
     }
 
-    /// `verify-child MODE DATABASE KEYS PARALLELISM`.
+    /// `verify-child MODE STATE-DIRECTORY PARALLELISM`.
     static func main(_ arguments: [String]) throws {
-        guard arguments.count == 4, let mode = Mode(rawValue: arguments[0]), let parallelism = Int(arguments[3]) else {
-            throw BenchError("usage: bench verify-child read|full|fast|decrypt DATABASE KEYS-DIRECTORY PARALLELISM")
+        guard arguments.count == 3, let mode = Mode(rawValue: arguments[0]), let parallelism = Int(arguments[2]) else {
+            throw BenchError("usage: bench verify-child read|full|fast|decrypt STATE-DIRECTORY PARALLELISM")
         }
-        print(try run(mode: mode, database: arguments[1], keys: arguments[2], parallelism: parallelism).line)
+        print(try run(mode: mode, state: StateDirectory(path: arguments[1]), parallelism: parallelism).line)
     }
 
-    static func run(mode: Mode, database: String, keys keysPath: String, parallelism: Int) throws -> VerifyResult {
-        let storage = try SQLiteLogStorage(path: database)
-        let keys = KeyStore(directory: keysPath, credentialsDirectory: nil)
+    static func run(mode: Mode, state: StateDirectory, parallelism: Int) throws -> VerifyResult {
+        let (storage, keys) = try state.openStorage()
         let log = try AuditLog(storage: storage, keys: keys)
         var options = ChainVerifier.Options(trustedKeys: [try log.activeSigningKey().publicKey])
         options.fast = mode == .fast

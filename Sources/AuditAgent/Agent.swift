@@ -1,4 +1,6 @@
-public import AuditQueue
+public import AuditStore
+public import AuditSync
+import AuditWire
 public import Logging
 public import ServiceLifecycle
 import AuditChain

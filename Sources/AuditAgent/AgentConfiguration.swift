@@ -1,4 +1,4 @@
-public import AuditQueue
+public import AuditStore
 public import AuditServerKit
 public import Foundation
 public import Logging

@@ -1,4 +1,5 @@
-public import AuditQueue
+public import AuditStore
+public import AuditSync
 import AuditChain
 import Foundation
 

@@ -1,7 +1,7 @@
-import AuditQueue
 import AuditServerKit
 import Foundation
 import Logging
+import AuditStore
 
 /// One setting of the agent: its key in the JSON configuration file, its environment variable and its flag.
 public struct AgentSetting: Sendable {

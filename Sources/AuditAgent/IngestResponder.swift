@@ -1,5 +1,6 @@
 import AuditChain
-import AuditQueue
+import AuditStore
+import AuditSync
 import Foundation
 import HTTPTypes
 import Hummingbird

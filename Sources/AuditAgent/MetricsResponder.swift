@@ -1,4 +1,5 @@
-import AuditQueue
+import AuditStore
+import AuditSync
 import HTTPTypes
 import Hummingbird
 import Logging

@@ -1,4 +1,4 @@
-import AuditQueue
+import AuditSync
 import ServiceLifecycle
 
 /// The sync loop as a service: ``SyncEngine/run(idleInterval:)`` until a graceful shutdown or cancellation.

@@ -1,5 +1,5 @@
 public import AuditChain
-public import AuditQueue
+public import AuditWire
 public import Crypto
 import Dispatch
 

@@ -1,5 +1,5 @@
 public import AuditChain
-public import AuditQueue
+import AuditWire
 public import AuditServerKit
 public import Crypto
 import Foundation

@@ -1,5 +1,5 @@
 public import AuditChain
-import AuditQueue
+import AuditWire
 import Crypto
 
 /// The collector's Ed25519 receipt key: a file holding the 32-byte seed, mode 0600.

@@ -1,5 +1,6 @@
 import AuditChain
-import AuditQueue
+import AuditWire
+import DurableSQLite
 import Crypto
 import Foundation
 import GRDB

@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditWire
 import Crypto
 import Foundation
 

@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditWire
 import Crypto
 
 /// Decides, entry by entry and in batch order, what the collector does with a batch, given what it holds.

@@ -1,5 +1,5 @@
 public import AuditChain
-import AuditQueue
+import AuditWire
 public import Crypto
 
 /// An entry the collector holds, as far as de-duplication and linking need it.

@@ -1,5 +1,5 @@
 public import AuditChain
-public import AuditQueue
+public import AuditWire
 
 /// What the collector holds of one log: the answer of `GET /v1/logs/{logId}/head`.
 public struct LogStatus: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import AuditQueue
+import AuditWire
 import Foundation
 
 /// Reads a bearer token file, refusing one that group or others can read (as key files are refused). The agent

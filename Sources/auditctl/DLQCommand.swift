@@ -1,6 +1,6 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
+import AuditStore
 
 /// `auditctl dlq list | replay | purge`.
 struct DLQCommand: ParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
 import Foundation
+import AuditStore
 
 /// `auditctl emit`: validate and append events (all or nothing).
 struct EmitCommand: AsyncParsableCommand {

@@ -1,5 +1,4 @@
 import AuditChain
-import AuditQueue
 
 /// How `log` and `show` present an entry: header facts always, the decrypted event only when asked.
 struct EntryView {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
+import AuditStore
 import Crypto
 import Foundation
 

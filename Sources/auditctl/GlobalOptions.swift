@@ -1,6 +1,6 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
+import AuditStore
 import Foundation
 
 /// Options every command takes.
@@ -18,21 +18,11 @@ struct GlobalOptions: ParsableArguments {
         return try EventCatalogue.builtIn.adding(json: try readInput(catalogue))
     }
 
+    /// The state directory's log, with the catalogue option applied.
     func openLog() throws -> AuditLog {
-        let (storage, keys) = try openStorage()
         var configuration = AuditLog.Configuration()
         configuration.catalogue = try loadCatalogue()
-        return try AuditLog(storage: storage, keys: keys, configuration: configuration)
-    }
-
-    /// The log's database and key files, without the checks of opening the log (its metadata and active keys):
-    /// what `verify` needs, so that it runs on a log whose metadata or private keys are gone.
-    func openStorage() throws -> (SQLiteLogStorage, KeyStore) {
-        let state = state
-        guard state.exists else {
-            throw CLIError("no audit log in \(state.path): run `auditctl init --state-dir \(state.path)` first")
-        }
-        return (try SQLiteLogStorage(path: state.databasePath), KeyStore(state: state))
+        return try state.openLog(configuration: configuration)
     }
 }
 

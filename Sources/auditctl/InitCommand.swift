@@ -1,6 +1,6 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
+import AuditStore
 import Crypto
 import Foundation
 
@@ -19,14 +19,8 @@ struct InitCommand: AsyncParsableCommand {
 
     func run() async throws {
         let state = global.state
-        if state.exists { throw CLIError("\(state.path) already holds an audit log; it is never overwritten") }
-        try state.create()
         let device = deviceId ?? ProcessInfo.processInfo.hostName
-        let log = try await AuditLog.create(
-            storage: SQLiteLogStorage(path: state.databasePath),
-            keys: KeyStore(state: state),
-            deviceId: device
-        )
+        let log = try await state.createLog(deviceId: device)
         let info = try log.info()
         let signing = try log.activeSigningKey()
         if output.json {

@@ -1,8 +1,9 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
+import AuditWire
 import Crypto
 import Foundation
+import AuditStore
 
 /// `auditctl keys show | rotate | export-public`.
 struct KeysCommand: ParsableCommand {

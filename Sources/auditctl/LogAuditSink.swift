@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditStore
 import BiometricUnlock
 
 /// An ``AuditSink`` over the audit log: it buffers the events it is given and appends them in batches of

@@ -1,6 +1,6 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
+import AuditStore
 
 /// `auditctl log`: list entries, optionally decrypted and filtered.
 struct LogCommand: ParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
+import AuditStore
 
 /// `auditctl queue status`: where delivery stands.
 struct QueueCommand: ParsableCommand {

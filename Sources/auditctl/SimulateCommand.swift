@@ -1,6 +1,5 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
 import BiometricUnlock
 
 /// `auditctl simulate`: append the events of seeded, simulated biometric unlock sessions.

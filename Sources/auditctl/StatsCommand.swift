@@ -1,6 +1,6 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
+import AuditStore
 
 /// `auditctl stats`: counts by kind and type, bytes, head.
 struct StatsCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuditChain
-import AuditQueue
+import AuditStore
+import AuditWire
 import Crypto
 import Foundation
 
@@ -44,7 +45,7 @@ struct VerifyCommand: ParsableCommand {
             report = try verifyBundle(bundle, pinned: pinned, checkpoint: &trustedCheckpoint, progress: progress)
         } else {
             // Only the entries and the trust anchors: the log's metadata and private keys may be what was damaged.
-            let (storage, keys) = try global.openStorage()
+            let (storage, keys) = try global.state.openStorage()
             let trusted = try pinned ?? keys.allSigningKeys().map(\.publicKey)
             guard !trusted.isEmpty else {
                 throw CLIError(

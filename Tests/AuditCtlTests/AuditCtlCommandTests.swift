@@ -1,7 +1,7 @@
 import AuditChain
-import AuditQueue
 import Foundation
 import Testing
+import AuditStore
 
 /// End-to-end tests of the built `auditctl` binary: outputs and exit codes of every command.
 @Suite("auditctl commands")

@@ -1,7 +1,7 @@
 import AuditChain
-import AuditQueue
 import Foundation
 import Testing
+import AuditStore
 
 /// `auditctl emit` de-duplicates on the idempotency key like the agent: a retry prints the original seq.
 @Suite("auditctl emit idempotency")

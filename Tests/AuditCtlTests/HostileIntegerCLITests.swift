@@ -1,5 +1,4 @@
 import AuditChain
-import AuditQueue
 import Foundation
 import Testing
 

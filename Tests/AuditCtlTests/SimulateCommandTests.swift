@@ -1,7 +1,7 @@
 import AuditChain
-import AuditQueue
 import Foundation
 import Testing
+import AuditStore
 
 /// End-to-end tests of `auditctl simulate` with the built binary.
 @Suite("auditctl simulate")

@@ -1,5 +1,5 @@
 import AuditAgent
-import AuditQueue
+import AuditStore
 import Foundation
 import Logging
 import Testing

@@ -1,6 +1,6 @@
 import AuditAgent
 import AuditChain
-import AuditQueue
+import AuditStore
 import Foundation
 import TestSupport
 import Logging

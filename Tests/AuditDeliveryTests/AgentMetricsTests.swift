@@ -1,7 +1,7 @@
 import AuditAgent
 import AuditChain
 import AuditCollector
-import AuditQueue
+import AuditStore
 import Foundation
 import Logging
 import Testing

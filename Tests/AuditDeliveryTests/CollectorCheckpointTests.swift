@@ -1,6 +1,6 @@
 import AuditChain
 import AuditCollector
-import AuditQueue
+import AuditWire
 import Crypto
 import Testing
 

@@ -1,7 +1,7 @@
 import AuditChain
 import AuditCollector
-import AuditQueue
 import Testing
+import AuditWire
 
 /// Gaps and accounted removals: the head never passes a gap no removal record bridges.
 @Suite struct CollectorGapTests {

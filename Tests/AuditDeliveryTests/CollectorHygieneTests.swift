@@ -1,7 +1,7 @@
 import AuditAgent
 import AuditChain
 import AuditCollector
-import AuditQueue
+import AuditWire
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 import AuditAgent
 import AuditChain
-import AuditQueue
+import AuditStore
+import AuditWire
 import Crypto
 import Foundation
 import Logging
@@ -21,7 +22,7 @@ import Testing
             JSONValue.object(wrongId).canonicalBytes, Array("abcd".utf8),
             Array(#"{"publicKey":-9223372036854775808}"#.utf8), [],
         ] {
-            #expect(throws: LogStoreError.self) { try CollectorPublicKey.parse(bad) }
+            #expect(throws: KeyFileError.self) { try CollectorPublicKey.parse(bad) }
         }
     }
 

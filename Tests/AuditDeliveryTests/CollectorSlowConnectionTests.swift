@@ -1,10 +1,10 @@
 import AuditAgent
 import AuditChain
 import AuditCollector
-import AuditQueue
 import AuditServerKit
 import Foundation
 import Testing
+import AuditStore
 
 /// The collector under connections that never finish a request (issue 20, item 5): real sockets on loopback.
 /// Runs in a test process of its own (scripts/test sets AUDIT_FLOOD_TESTS): a thousand sockets in the process that

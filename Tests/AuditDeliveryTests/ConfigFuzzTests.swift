@@ -1,7 +1,7 @@
 import AuditAgent
 import AuditChain
 @testable import AuditCollector
-import AuditQueue
+import AuditWire
 import Foundation
 import FuzzSupport
 import Testing

@@ -1,7 +1,9 @@
 import AuditAgent
 import AuditChain
 import AuditCollector
-import AuditQueue
+import AuditStore
+import AuditSync
+import AuditWire
 import Crypto
 import Foundation
 import Testing

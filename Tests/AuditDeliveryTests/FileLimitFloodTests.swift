@@ -1,11 +1,11 @@
 import AuditAgent
 import AuditChain
-import AuditQueue
 import Foundation
 import Testing
 
 #if canImport(Glibc)
 import Glibc
+import AuditStore
 #endif
 
 /// Issue 20's reproductions as they were reported: `auditd` under the common 1 024-file limit (set by the shell

@@ -1,7 +1,8 @@
 import AuditAgent
 import AuditChain
 import AuditCollector
-import AuditQueue
+import AuditSync
+import AuditWire
 import Foundation
 import Testing
 

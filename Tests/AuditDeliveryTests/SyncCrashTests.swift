@@ -1,6 +1,6 @@
 import AuditChain
 import AuditCollector
-import AuditQueue
+import AuditStore
 import Foundation
 import Testing
 

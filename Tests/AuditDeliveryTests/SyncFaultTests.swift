@@ -1,9 +1,11 @@
 import AuditChain
 import AuditAgent
 import AuditCollector
-import AuditQueue
+import AuditStore
+import AuditSync
 import Foundation
 import Testing
+import AuditWire
 
 /// The sync engine over real HTTP on loopback, through a ``FaultProxy``, to an in-process collector: every fault
 /// leaves entries pending and unharmed, and once the backend answers again every entry arrives exactly once.

@@ -1,7 +1,8 @@
 import AuditChain
 import AuditCollector
-import AuditQueue
+import AuditStore
 import Testing
+import AuditSync
 
 /// The long outage end to end: the limits act during it, and after it the real collector, over real HTTP, bridges
 /// every gap with the accounted-removal records the agent sealed.

@@ -1,4 +1,4 @@
-@testable import AuditQueue
+@testable import AuditStore
 import Synchronization
 import Testing
 

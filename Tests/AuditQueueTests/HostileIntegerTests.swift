@@ -1,5 +1,6 @@
 import AuditChain
-import AuditQueue
+import AuditStore
+import AuditWire
 import FuzzSupport
 import Testing
 

@@ -1,8 +1,10 @@
 import AuditChain
-@testable import AuditQueue
+@testable import AuditStore
+@testable import AuditWire
 import Foundation
 import GRDB
 import Testing
+import AuditSync
 
 /// The idempotency index as stored: keyed tags only, bounded by the log, migrated into older logs, tied to its
 /// secret.

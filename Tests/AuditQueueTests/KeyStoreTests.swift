@@ -4,7 +4,7 @@ import GRDB
 import GRDBSQLite
 import Testing
 
-@testable import AuditQueue
+@testable import AuditStore
 
 @Suite("KeyStore")
 struct KeyStoreTests {

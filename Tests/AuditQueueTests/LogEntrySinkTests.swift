@@ -1,5 +1,6 @@
 import AuditChain
-@testable import AuditQueue
+@testable import AuditStore
+@testable import DurableSQLite
 import Foundation
 import GRDB
 import Testing

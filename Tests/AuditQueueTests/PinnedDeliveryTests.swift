@@ -1,7 +1,9 @@
 import AuditChain
-@testable import AuditQueue
+@testable import AuditStore
+@testable import AuditWire
 import Foundation
 import Testing
+import AuditSync
 
 /// Issue 20 on the engine alone: pinned entries never leave delivery except by being accepted, refusals of the
 /// log pause without spending attempts, backoff a backend cannot defeat, the lag of the verified copy is health.

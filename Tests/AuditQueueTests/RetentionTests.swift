@@ -1,7 +1,9 @@
 import AuditChain
-@testable import AuditQueue
+@testable import AuditStore
 import Foundation
 import Testing
+import AuditWire
+import AuditSync
 
 @Suite("Retention")
 struct RetentionTests {

@@ -1,5 +1,5 @@
 import AuditChain
-@testable import AuditQueue
+@testable import AuditStore
 import Testing
 
 @Suite("SecureRandom")

@@ -1,5 +1,7 @@
 import AuditChain
-@testable import AuditQueue
+@testable import AuditStore
+@testable import AuditSync
+import AuditWire
 import Foundation
 import GRDB
 import Testing

@@ -1,5 +1,6 @@
 import AuditChain
-@testable import AuditQueue
+@testable import AuditStore
+@testable import AuditSync
 import Foundation
 import Synchronization
 import Testing

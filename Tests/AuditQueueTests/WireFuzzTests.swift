@@ -1,5 +1,6 @@
 import AuditChain
-import AuditQueue
+import AuditStore
+import AuditWire
 import Crypto
 import FuzzSupport
 import Testing

@@ -1,5 +1,5 @@
 import AuditChain
-import AuditQueue
+import AuditStore
 import Foundation
 
 /// Test helper: appends events to a log as fast as it can, printing `ack <seq> <idempotencyKey>` after each

@@ -16,24 +16,21 @@ public enum CollectorPublicKey {
     }
 
     /// Reads the JSON form or a line of 64 hex digits. A `keyId`, when present, must be the key's id.
-    /// - Throws: ``LogStoreError`` (``LogStoreError/Code/invalidInput``) naming what is wrong.
+    /// - Throws: ``KeyFileError`` naming what is wrong.
     public static func parse(_ bytes: [UInt8]) throws -> Curve25519.Signing.PublicKey {
         if let members = (try? JSONValue(parsing: bytes))?.objectValue {
             guard let text = members["publicKey"]?.stringValue, let raw = Hex.decode(text) else {
-                throw LogStoreError(.invalidInput, "collector key: member \"publicKey\" must be 64 hex digits")
+                throw KeyFileError("collector key: member \"publicKey\" must be 64 hex digits")
             }
             let key = try PublicKeyFile.publicKey(raw)
             if let id = members["keyId"], id.stringValue != KeyID.signing(key).hex {
-                throw LogStoreError(.invalidInput, "collector key: \"keyId\" is not the id of \"publicKey\"")
+                throw KeyFileError("collector key: \"keyId\" is not the id of \"publicKey\"")
             }
             return key
         }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.utf8.count == 64, let raw = Hex.decode(text) else {
-            throw LogStoreError(
-                .invalidInput,
-                "collector key: expected the JSON of GET /v1/collector/key or 64 hex digits"
-            )
+            throw KeyFileError("collector key: expected the JSON of GET /v1/collector/key or 64 hex digits")
         }
         return try PublicKeyFile.publicKey(raw)
     }

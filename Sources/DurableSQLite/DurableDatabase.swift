@@ -11,8 +11,16 @@ public enum DurableDatabase {
     /// How long a connection waits for another process's lock (SQLite's busy timeout), in seconds.
     static let busyTimeout: Double = 60
 
+    /// SQLite will not run as durably as this type promises.
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What SQLite refused.
+        public var message: String
+
+        public var description: String { message }
+    }
+
     /// Opens (creating if needed) the database at `path` and runs `migrate` in one `BEGIN IMMEDIATE` transaction.
-    /// - Throws: ``LogStoreError`` if SQLite will not run with `synchronous = FULL`; GRDB's or `migrate`'s errors.
+    /// - Throws: ``Failure`` if SQLite will not run with `synchronous = FULL`; GRDB's or `migrate`'s errors.
     public static func open(
         path: String,
         label: String,
@@ -32,7 +40,7 @@ public enum DurableDatabase {
             // commit after the WAL starts again cuts it back (ordinary cycles stay near 1 000 pages, 4 MiB).
             try db.execute(sql: "PRAGMA journal_size_limit = \(walSizeLimit)")
             guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == 2 else {
-                throw LogStoreError(.storage, "SQLite refused synchronous = FULL")
+                throw Failure(message: "SQLite refused synchronous = FULL")
             }
             try db.inTransaction(.immediate) {
                 try migrate(db)

@@ -1,6 +1,8 @@
 import AuditChain
 public import Crypto
 import Foundation
+public import AuditStore
+import AuditWire
 
 /// Delivers the log to the backend: limits, accounted removals, batching, classification, backoff, DLQ replay.
 ///

@@ -1,3 +1,4 @@
+import AuditStore
 /// The wall time that expiry uses, hardened against clock jumps.
 ///
 /// The rule (docs/DELIVERY.md, "Clocks"): each reading pairs the wall clock with the monotonic clock. When the

@@ -4,6 +4,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import AuditWire
 #endif
 
 /// The device's key files: Ed25519 signing keys and AES-256 data keys, 32 raw bytes each, mode 0600.

@@ -1,4 +1,6 @@
 import AuditChain
+import AuditStore
+import AuditWire
 
 /// What the engine does with the collector's per-entry answers (docs/DELIVERY.md, "Outage versus rejection" and
 /// "Pinned entries").

@@ -1,4 +1,5 @@
 public import AuditChain
+import AuditWire
 
 /// A self-contained export of a log (docs/FORMAT.md, section 11): JSON Lines, a header line then one line per
 /// entry, so it is written and verified as a stream.

@@ -1,4 +1,5 @@
 import Foundation
+import AuditWire
 
 /// The log's idempotency secret beside its other key files (``IdempotencySecret``).
 extension KeyStore {

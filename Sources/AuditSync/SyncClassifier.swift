@@ -1,5 +1,6 @@
 import AuditChain
 public import Foundation
+public import AuditWire
 
 /// What the answer to a batch means for delivery (docs/DELIVERY.md, "Outage versus rejection").
 public enum SyncVerdict: Sendable, Hashable {

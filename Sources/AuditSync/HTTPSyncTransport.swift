@@ -1,11 +1,12 @@
 import AuditChain
-public import AuditQueue
+public import AuditWire
 import AsyncHTTPClient
 public import Crypto
 public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import AuditStore
 
 /// ``SyncTransport`` over HTTP(S) with AsyncHTTPClient: `POST <backend>/v1/audit/events` (docs/PROTOCOL.md).
 ///

@@ -1,4 +1,5 @@
 public import AuditChain
+package import AuditWire
 
 /// Where delivery stands: what `auditctl queue status` prints and the agent exports as metrics.
 public struct DeliveryStatus: Sendable, Hashable {
@@ -91,7 +92,7 @@ public struct DeliveryStatus: Sendable, Hashable {
     }
 
     /// The verified receipt kept beside the log, if it parses.
-    static func storedReceipt(_ metadata: [String: String]) -> CollectorReceipt? {
+    package static func storedReceipt(_ metadata: [String: String]) -> CollectorReceipt? {
         metadata[Meta.receipt].flatMap { text in
             (try? JSONValue(parsing: Array(text.utf8))).flatMap { try? CollectorReceipt(json: $0) }
         }
@@ -121,7 +122,11 @@ public struct DeliveryStatus: Sendable, Hashable {
     }
 
     /// Adds `counts` to the dropped counters in `metadata` (read from `stored`).
-    static func addDropped(_ counts: [String: Int], stored: [String: String], into metadata: inout [String: String]) {
+    package static func addDropped(
+        _ counts: [String: Int],
+        stored: [String: String],
+        into metadata: inout [String: String]
+    ) {
         for (reason, count) in counts where count > 0 {
             let key = Meta.droppedPrefix + reason
             let current = Int(metadata[key] ?? stored[key] ?? "0") ?? 0

@@ -1,9 +1,9 @@
 import AuditChain
-import AuditQueue
+import AuditStore
 import Foundation
 import Logging
 
-/// Opening the state directory's log, or creating it as `auditctl init` does.
+/// The agent's log: the state directory's, opened or created at start (``StateDirectory/openOrCreateLog``).
 extension Agent {
     /// Opens the log, or creates the state directory (0700), the keys (0600) and the genesis entry when it holds
     /// none; the creation is logged.
@@ -25,11 +25,9 @@ extension Agent {
             }
         }
         do {
-            try state.create()
-            let storage = try SQLiteLogStorage(path: state.databasePath)
-            let keys = KeyStore(state: state)
-            if try storage.snapshot().head != nil {
-                let log = try AuditLog(storage: storage, keys: keys, configuration: settings)
+            let device = configuration.deviceId ?? ProcessInfo.processInfo.hostName
+            let (log, created) = try await state.openOrCreateLog(deviceId: device, configuration: settings)
+            if !created {
                 do {
                     try log.checkAppendable()
                 } catch let error as LogStoreError where error.code == .corruptState {
@@ -42,8 +40,6 @@ extension Agent {
                 }
                 return (log, false)
             }
-            let device = configuration.deviceId ?? ProcessInfo.processInfo.hostName
-            let log = try await AuditLog.create(storage: storage, keys: keys, deviceId: device, configuration: settings)
             let info = try log.info()
             let signingKeyId = try log.activeSigningKey().id
             logger.notice(

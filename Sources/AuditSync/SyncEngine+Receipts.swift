@@ -1,5 +1,7 @@
 import AuditChain
 import Crypto
+import AuditStore
+import AuditWire
 
 /// Receipt verification (docs/DELIVERY.md, "Receipts"): the agent checks the collector's word, it does not trust
 /// it.

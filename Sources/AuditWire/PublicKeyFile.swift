@@ -22,12 +22,12 @@ public enum PublicKeyFile {
     }
 
     /// Parses the file.
-    /// - Throws: ``LogStoreError`` (``LogStoreError/Code/invalidInput``) if it holds no valid key.
+    /// - Throws: ``KeyFileError`` if it holds no valid key.
     public static func parse(_ bytes: [UInt8]) throws -> [Curve25519.Signing.PublicKey] {
         if let members = (try? JSONValue(parsing: bytes))?.objectValue, case .array(let keys)? = members["keys"] {
             return try keys.map { key in
                 guard let raw = key.objectValue?["publicKey"]?.stringValue.flatMap(Hex.decode) else {
-                    throw LogStoreError(.invalidInput, "public key file: a key has no \"publicKey\"")
+                    throw KeyFileError("public key file: a key has no \"publicKey\"")
                 }
                 return try publicKey(raw)
             }
@@ -35,11 +35,11 @@ public enum PublicKeyFile {
         let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
         let keys = try lines.map { line -> Curve25519.Signing.PublicKey in
             guard let raw = Hex.decode(line.trimmingCharacters(in: .whitespaces)) else {
-                throw LogStoreError(.invalidInput, "public key file: expected JSON or 64 hex digits per line")
+                throw KeyFileError("public key file: expected JSON or 64 hex digits per line")
             }
             return try publicKey(raw)
         }
-        guard !keys.isEmpty else { throw LogStoreError(.invalidInput, "public key file holds no key") }
+        guard !keys.isEmpty else { throw KeyFileError("public key file holds no key") }
         return keys
     }
 
@@ -48,7 +48,7 @@ public enum PublicKeyFile {
         do {
             return try Curve25519.Signing.PublicKey(rawRepresentation: raw)
         } catch {
-            throw LogStoreError(.invalidInput, "not a 32-byte Ed25519 public key")
+            throw KeyFileError("not a 32-byte Ed25519 public key")
         }
     }
 }

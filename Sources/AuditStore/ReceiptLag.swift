@@ -1,4 +1,5 @@
 import AuditChain
+import AuditWire
 
 /// How far the collector's **verified** copy is behind the device's log: the entries sealed but not covered by a
 /// receipt the agent verified, and since when (docs/DELIVERY.md, "Receipts").

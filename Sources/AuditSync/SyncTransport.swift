@@ -1,4 +1,5 @@
 public import Crypto
+public import AuditWire
 
 /// Sends a batch to the backend. The HTTP implementation is `HTTPSyncTransport` (AuditAgent); tests may script one.
 public protocol SyncTransport: Sendable {

@@ -1,4 +1,3 @@
-public import AuditChain
 import Foundation
 
 extension AuditTimestamp {

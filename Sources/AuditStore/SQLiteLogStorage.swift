@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import Synchronization
+import DurableSQLite
 
 /// The durable ``LogStorage``: SQLite in WAL mode with `synchronous = FULL`, through GRDB.
 ///
@@ -27,6 +28,8 @@ public final class SQLiteLogStorage: LogStorage {
             pool = try DurableDatabase.open(path: path, label: "audit-log", migrate: Self.migrate)
         } catch let error as LogStoreError {
             throw error
+        } catch let failure as DurableDatabase.Failure {
+            throw LogStoreError(.storage, failure.message)
         } catch {
             throw LogStoreError(.storage, "cannot open the log database \(path): \(error)")
         }
