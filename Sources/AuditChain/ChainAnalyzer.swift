@@ -153,12 +153,8 @@ struct ChainAnalyzer: Sendable {
 
     /// Checks the log id and the sequence; returns false if the entry does not extend the chain.
     private mutating func placeInSequence(_ header: EntryHeader, hash: [UInt8]) -> Bool {
-        if let logId, logId != header.logId {
-            problem(
-                header.seq,
-                .linkBroken,
-                "the entry belongs to log \(Bytes.hex(header.logId)), not \(Bytes.hex(logId))"
-            )
+        if let logId, let violation = ChainRules.sameLog(header, as: logId) {
+            problem(header.seq, .linkBroken, violation.description)
             return false
         }
         if logId == nil {
@@ -168,8 +164,15 @@ struct ChainAnalyzer: Sendable {
         // Written so that no sum overflows: any seq up to 2^64 - 1 is placed (or named) without trapping.
         if let tip {
             if header.seq > tip.seq, header.seq - 1 == tip.seq {
-                if let previous = tip.hash, previous != header.prevHash {
-                    problem(header.seq, .linkBroken, "its previous hash does not match the entry at seq \(tip.seq)")
+                if let previous = tip.hash,
+                    let violation = ChainRules.link(
+                        seq: header.seq,
+                        prevHash: header.prevHash,
+                        after: tip.seq,
+                        hash: previous
+                    )
+                {
+                    problem(header.seq, .linkBroken, violation.description)
                 }
             } else if header.seq > tip.seq {
                 gaps.append(Gap(from: tip.seq + 1, to: header.seq - 1, bridge: header.prevHash))
@@ -240,8 +243,8 @@ struct ChainAnalyzer: Sendable {
     /// Checks what the record says, once the entry is known authentic.
     private mutating func checkContent(_ examined: ExaminedEntry) {
         guard let header = examined.header else { return }
-        if (header.seq == 0) != (header.kind == .genesis) {
-            problem(header.seq, .payloadInvalid, "a genesis record must be at seq 0, and seq 0 must be the genesis")
+        if let violation = ChainRules.placement(header) {
+            problem(header.seq, .payloadInvalid, violation.description)
             return
         }
         guard header.kind.isEncrypted else {
@@ -313,11 +316,8 @@ struct ChainAnalyzer: Sendable {
         }
         switch record {
         case .genesis(let genesis):
-            guard genesis.logId == header.logId, header.prevHash.allSatisfy({ $0 == 0 }),
-                let key = try? Curve25519.Signing.PublicKey(rawRepresentation: genesis.signingPublicKey),
-                KeyID.signing(key) == header.signingKeyId
-            else {
-                problem(0, .payloadInvalid, "the genesis does not bind its log id, zero previous hash and signing key")
+            if let violation = ChainRules.genesis(genesis, header: header) {
+                problem(0, .payloadInvalid, violation.description)
                 return
             }
             activeKey = header.signingKeyId
@@ -335,16 +335,16 @@ struct ChainAnalyzer: Sendable {
             acceptedKey = nil
             activeDataKey = rotation.newDataKeyId
         case .accountedRemoval(let removal), .retentionPrune(let removal):
-            guard removal.lastSeq < header.seq else {
-                problem(header.seq, .payloadInvalid, "a removal record can only account for earlier entries")
+            if let violation = ChainRules.removal(removal, at: header.seq) {
+                problem(header.seq, .payloadInvalid, violation.description)
                 return
             }
             report.accounted.append(
                 .init(recordSeq: header.seq, kind: header.kind, removal: removal, bridgedGap: false)
             )
         case .checkpoint(let statement):
-            guard header.seq > 0, statement.headSeq == header.seq - 1, statement.headHash == header.prevHash else {
-                problem(header.seq, .payloadInvalid, "the checkpoint states a head other than the entry before it")
+            if let violation = ChainRules.checkpoint(statement, header: header) {
+                problem(header.seq, .payloadInvalid, violation.description)
                 return
             }
         }
@@ -389,8 +389,8 @@ struct ChainAnalyzer: Sendable {
         }
     }
 
-    /// Each gap is either bridged by removal records (contiguous ranges covering it, the last one's hash linking
-    /// to the entry after the gap) or reported missing.
+    /// Each gap is either bridged by removal records (``ChainRules/bridge(_:bridgeHash:removals:)``) or reported
+    /// missing.
     private mutating func resolveGaps() {
         for gap in gaps.sorted(by: { $0.from < $1.from }) {
             var from = max(gap.from, firstSeq)
@@ -399,42 +399,13 @@ struct ChainAnalyzer: Sendable {
                 from = max(from, 1)
             }
             guard from <= gap.to else { continue }
-            if let used = bridgingRecords(from: from, to: gap.to, bridge: gap.bridge) {
+            let removals = report.accounted.map(\.removal)
+            if let used = ChainRules.bridge(from...gap.to, bridgeHash: gap.bridge, removals: removals) {
                 for index in used { report.accounted[index].bridgedGap = true }
             } else {
-                let count = gap.to - from + 1
-                problem(
-                    from,
-                    .missing,
-                    "\(count) entr\(count == 1 ? "y is" : "ies are") missing and no removal record accounts for "
-                        + (count == 1 ? "it" : "them"),
-                    lastSeq: gap.to
-                )
+                let violation = ChainRules.Violation.unaccountedGap(from: from, to: gap.to)
+                problem(from, .missing, violation.description, lastSeq: gap.to)
             }
         }
-    }
-
-    private func bridgingRecords(from: UInt64, to: UInt64, bridge: [UInt8]) -> [Int]? {
-        let contiguous = report.accounted.indices.filter {
-            let removal = report.accounted[$0].removal
-            return removal.count == removal.lastSeq - removal.firstSeq + 1
-        }
-        var used: [Int] = []
-        var cursor = from
-        while cursor <= to {
-            let covering = contiguous.filter {
-                let removal = report.accounted[$0].removal
-                return removal.firstSeq <= cursor && cursor <= removal.lastSeq && removal.lastSeq <= to
-            }
-            guard
-                let best = covering.max(by: {
-                    report.accounted[$0].removal.lastSeq < report.accounted[$1].removal.lastSeq
-                })
-            else { return nil }
-            used.append(best)
-            cursor = report.accounted[best].removal.lastSeq + 1
-        }
-        guard let last = used.last, report.accounted[last].removal.lastRemovedHash == bridge else { return nil }
-        return used
     }
 }

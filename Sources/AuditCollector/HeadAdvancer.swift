@@ -1,3 +1,5 @@
+import AuditChain
+
 /// The collector's contiguous head of a log: every entry up to `seq` is held or accounted for by a removal
 /// record, and the entry at `seq` has hash `hash`.
 public struct CollectorHead: Sendable, Hashable {
@@ -49,7 +51,8 @@ public enum HeadAdvancer {
         while current.seq < UInt64.max - 1 {
             let next = current.seq + 1
             if let link = try chain.link(at: next) {
-                guard link.prevHash == current.hash else { break }
+                guard ChainRules.link(seq: next, prevHash: link.prevHash, after: current.seq, hash: current.hash) == nil
+                else { break }
                 current = CollectorHead(seq: next, hash: link.entryHash)
                 confirmed = current
                 continue
@@ -66,16 +69,30 @@ public enum HeadAdvancer {
         let candidates = try chain.removals(covering: missing).sorted { $0.lastSeq > $1.lastSeq }
         var provisional: RemovalSpan?
         for span in candidates where span.lastSeq >= missing && span.lastSeq < UInt64.max {
-            let size = span.lastSeq - span.firstSeq + 1
-            if span.count < size, try chain.heldCount(in: span.firstSeq...span.lastSeq) < size - span.count {
+            // The entries of the range the record does not count as removed must be held (counted only when needed).
+            let whole = span.accountsForRange(present: 0)
+            if !whole, try !span.accountsForRange(present: chain.heldCount(in: span.firstSeq...span.lastSeq)) {
                 continue
             }
             guard let after = try chain.link(at: span.lastSeq + 1) else {
                 provisional = provisional ?? span
                 continue
             }
-            if after.prevHash == span.lastRemovedHash { return span }
+            let linked = ChainRules.link(
+                seq: span.lastSeq + 1,
+                prevHash: after.prevHash,
+                after: span.lastSeq,
+                hash: span.lastRemovedHash
+            )
+            if linked == nil { return span }
         }
         return provisional
+    }
+}
+
+extension RemovalSpan {
+    /// ``ChainRules/accountsForRange(firstSeq:lastSeq:count:present:)`` for this span.
+    fileprivate func accountsForRange(present: UInt64) -> Bool {
+        ChainRules.accountsForRange(firstSeq: firstSeq, lastSeq: lastSeq, count: count, present: present)
     }
 }

@@ -53,17 +53,13 @@ struct IngestDecider {
         }
         guard let entry = incoming.entry else { return reject(400, "malformed entry: \(incoming.parseError)") }
         let header = entry.header
-        guard header.logId == logId else {
-            return reject(422, "the entry's header names log \(Hex.encode(header.logId)), not the batch's log")
-        }
+        if let violation = ChainRules.sameLog(header, as: logId) { return reject(422, violation.description) }
         guard header.seq == seq else { return reject(422, "the entry's header has seq \(header.seq), not \(seq)") }
         guard incoming.digestMatches else { return reject(422, "the payload does not match its payloadDigest") }
         if let existing = held[seq], existing.bytes == incoming.bytes {
             return SyncEntryResult(seq: seq, status: .duplicate)
         }
-        guard (seq == 0) == (header.kind == .genesis) else {
-            return reject(422, "seq 0 must be a genesis record and a genesis record must be at seq 0")
-        }
+        if let violation = ChainRules.placement(header) { return reject(422, violation.description) }
         var record: SystemRecord?
         if header.kind != .event {
             do {
@@ -79,9 +75,10 @@ struct IngestDecider {
         let keyId = header.signingKeyId
         let grant: KeyGrant
         if case .genesis(let genesis)? = record {
-            guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: genesis.signingPublicKey),
-                KeyID.signing(key) == keyId
-            else { return reject(422, "the genesis key does not match the header's signingKeyId") }
+            // ChainRules.genesis (in contentProblem) made sure the key parses and has the header's key id.
+            guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: genesis.signingPublicKey) else {
+                return reject(422, ChainRules.Violation.genesisKeyMismatch(keyId: keyId).description)
+            }
             if !trusted.isEmpty, trusted[keyId] == nil {
                 return reject(503, "unknown signing key \(keyId): the genesis key is not among the trusted keys")
             }
@@ -110,13 +107,27 @@ struct IngestDecider {
             plan.incidents.append(incident(.fork, incoming, reason))
             return reject(409, reason)
         }
-        if seq > 0, let before = held[seq - 1], before.entryHash != header.prevHash {
-            let reason = "chain break: prevHash does not match the entry held at seq \(seq - 1)"
+        if seq > 0, let before = held[seq - 1],
+            let violation = ChainRules.link(
+                seq: seq,
+                prevHash: header.prevHash,
+                after: seq - 1,
+                hash: before.entryHash
+            )
+        {
+            let reason = "chain break: \(violation)"
             plan.incidents.append(incident(.chainBreak, incoming, reason))
             return reject(409, reason)
         }
-        if let after = held[seq + 1], after.prevHash != incoming.entryHash {
-            let reason = "chain break: the entry held at seq \(seq + 1) does not link to this entry"
+        if seq < .max, let after = held[seq + 1],
+            let violation = ChainRules.link(
+                seq: seq + 1,
+                prevHash: after.prevHash,
+                after: seq,
+                hash: incoming.entryHash
+            )
+        {
+            let reason = "chain break: \(violation)"
             plan.incidents.append(incident(.chainBreak, incoming, reason))
             return reject(409, reason)
         }
@@ -150,17 +161,16 @@ struct IngestDecider {
         return nil
     }
 
-    /// Rules on a system record's content that the collector enforces before storing it.
+    /// Rules on a system record's content that the collector enforces before storing it: the chain's
+    /// (``ChainRules``) and a rotation's new key.
     private static func contentProblem(_ record: SystemRecord?, header: EntryHeader) -> String? {
         switch record {
         case .genesis(let genesis)?:
-            guard header.prevHash.allSatisfy({ $0 == 0 }) else { return "the genesis's previous hash must be all zero" }
-            return genesis.logId == header.logId ? nil : "the genesis names another log id than its header"
+            return ChainRules.genesis(genesis, header: header)?.description
         case .accountedRemoval(let removal)?, .retentionPrune(let removal)?:
-            return removal.lastSeq < header.seq ? nil : "a removal record must account for earlier entries only"
+            return ChainRules.removal(removal, at: header.seq)?.description
         case .checkpoint(let checkpoint)?:
-            return checkpoint.headSeq + 1 == header.seq && checkpoint.headHash == header.prevHash
-                ? nil : "a checkpoint record must state seq - 1 and prevHash"
+            return ChainRules.checkpoint(checkpoint, header: header)?.description
         case .keyRotation(let rotation)?:
             return (try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey)) == nil
                 ? "the rotation's new signing key is not an Ed25519 key" : nil

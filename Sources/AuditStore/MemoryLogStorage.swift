@@ -23,24 +23,27 @@ public final class MemoryLogStorage: LogStorage {
             metadata.merge(append.metadata) { _, new in new }
         }
 
-        /// Checks that `written` has one priority per entry and continues the chain at `expected`, which it
-        /// advances past them.
-        static func check(_ written: [SealedEntry], priorities: [DeliveryPriority], from expected: inout UInt64) throws
-        {
+        /// Checks that `written` has one priority per entry and continues the chain after `previous`
+        /// (``ChainRules/successor(_:of:)``), which it advances past them.
+        static func check(
+            _ written: [SealedEntry],
+            priorities: [DeliveryPriority],
+            after previous: inout ChainHead?
+        ) throws {
             guard written.count == priorities.count else {
                 throw LogStoreError(.invalidInput, "\(written.count) entries but \(priorities.count) priorities")
             }
             for entry in written {
-                guard entry.header.seq == expected else {
-                    throw LogStoreError(.corruptState, "entry \(entry.header.seq) does not continue the head")
+                if let violation = ChainRules.successor(entry.header, of: previous) {
+                    throw LogStoreError(.corruptState, violation.description)
                 }
-                expected += 1
+                previous = ChainHead(logId: entry.header.logId, seq: entry.header.seq, hash: entry.entryHash)
             }
         }
 
         mutating func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
-            var expected = heads.last.map { $0.seq + 1 } ?? 0
-            try Self.check(written, priorities: priorities, from: &expected)
+            var previous = heads.last
+            try Self.check(written, priorities: priorities, after: &previous)
             for (entry, priority) in zip(written, priorities) {
                 entries.append(StoredEntry(seq: entry.header.seq, bytes: entry.serialized))
                 heads.append(ChainHead(logId: entry.header.logId, seq: entry.header.seq, hash: entry.entryHash))
@@ -62,6 +65,8 @@ public final class MemoryLogStorage: LogStorage {
         var entries: [SealedEntry] = []
         var priorities: [DeliveryPriority] = []
         var expected: UInt64
+        /// The entry the next one must follow.
+        var previous: ChainHead?
         let firstSeq: UInt64
         var open = true
         /// The index and entries as the transaction began (copies that share storage until written).
@@ -74,15 +79,17 @@ public final class MemoryLogStorage: LogStorage {
         init(after head: ChainHead?, tags: [IdempotencyTag: UInt64], stored: [StoredEntry]) {
             expected = head.map { $0.seq + 1 } ?? 0
             firstSeq = expected
+            previous = head
             self.tags = tags
             self.stored = stored
         }
 
         func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
             guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
-            var next = expected
-            try State.check(written, priorities: priorities, from: &next)
-            expected = next
+            var next = previous
+            try State.check(written, priorities: priorities, after: &next)
+            previous = next
+            expected += UInt64(written.count)
             entries += written
             self.priorities += priorities
         }

@@ -259,6 +259,8 @@ extension SQLiteLogStorage {
         /// The seq of the first entry this transaction writes.
         let firstSeq: UInt64
         private var expected: UInt64
+        /// The entry the next one must follow (``ChainRules/successor(_:of:)``).
+        private var previous: ChainHead?
         private var open = true
         /// The highest seq an idempotency tag was claimed for in this transaction.
         var claimedThrough: UInt64?
@@ -270,6 +272,7 @@ extension SQLiteLogStorage {
             self.db = db
             expected = head.map { $0.seq + 1 } ?? 0
             firstSeq = expected
+            previous = head
             insertEntry = try db.cachedStatement(
                 sql: "INSERT INTO entries (seq, kind, time, hash, bytes) VALUES (?, ?, ?, ?, ?)"
             )
@@ -304,12 +307,8 @@ extension SQLiteLogStorage {
             // Indexing reads each entry in place; iterating (or zipping) would copy every entry.
             for index in entries.indices {
                 let priority = priorities[index]
-                guard entries[index].header.seq == expected else {
-                    throw LogStoreError(
-                        .corruptState,
-                        "entry \(entries[index].header.seq) does not continue the head "
-                            + "\(Int64(bitPattern: expected &- 1))"
-                    )
+                if let violation = ChainRules.successor(entries[index].header, of: previous) {
+                    throw LogStoreError(.corruptState, violation.description)
                 }
                 buffer.removeAll(keepingCapacity: true)
                 entries[index].serialize(into: &buffer)
@@ -336,6 +335,7 @@ extension SQLiteLogStorage {
                         }
                     }
                 }
+                previous = ChainHead(logId: entries[index].header.logId, seq: expected, hash: entries[index].entryHash)
                 expected += 1
             }
         }

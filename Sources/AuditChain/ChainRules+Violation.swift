@@ -1,0 +1,65 @@
+extension ChainRules {
+    /// A rule of the chain an entry breaks. Its ``description`` is the one sentence every refusal of it uses: the
+    /// verifier's finding, the collector's reason and the device's error.
+    public enum Violation: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The entry belongs to another log than the entries before it (FORMAT.md, section 4).
+        case otherLog(found: [UInt8], expected: [UInt8])
+        /// The entry's seq is not the one after `previousSeq` (nil: the log is empty, and only seq 0 can begin it)
+        /// (FORMAT.md, sections 1 and 4).
+        case wrongSeq(seq: UInt64, previousSeq: UInt64?)
+        /// The entry's `prevHash` is not the hash of the entry at `previousSeq` (FORMAT.md, section 4).
+        case brokenLink(seq: UInt64, previousSeq: UInt64)
+        /// A genesis record at another seq than 0 (FORMAT.md, section 8.3).
+        case genesisNotAtZero(seq: UInt64)
+        /// Another kind of record at seq 0 (FORMAT.md, section 8.3).
+        case notGenesisAtZero(kind: RecordKind)
+        /// The genesis's `prevHash` is not 32 zero bytes (FORMAT.md, sections 4 and 8.3).
+        case genesisPrevHashNotZero
+        /// The genesis states another log id than its header (FORMAT.md, section 8.3).
+        case genesisOtherLog(stated: [UInt8], header: [UInt8])
+        /// The genesis's signing public key is not an Ed25519 key with the key id its header names (FORMAT.md,
+        /// section 8.3).
+        case genesisKeyMismatch(keyId: KeyID)
+        /// A checkpoint record states another head than the entry before it (FORMAT.md, section 8.3).
+        case checkpointOtherHead
+        /// A removal record accounts for entries at or after its own seq (FORMAT.md, section 8.3).
+        case removalNotEarlier(recordSeq: UInt64, lastSeq: UInt64)
+        /// Entries `from ... to` are missing and no removal record bridges them (FORMAT.md, section 10 step 6).
+        case unaccountedGap(from: UInt64, to: UInt64)
+
+        public var description: String {
+            switch self {
+            case .otherLog(let found, let expected):
+                "the entry belongs to log \(Bytes.hex(found)), not \(Bytes.hex(expected))"
+            case .wrongSeq(let seq, nil):
+                "seq \(seq) cannot begin a log: its first entry is the genesis, at seq 0"
+            case .wrongSeq(let seq, let previous?) where previous == .max:
+                "seq \(seq) cannot follow seq \(previous): no sequence number is left after it"
+            case .wrongSeq(let seq, let previous?):
+                "seq \(seq) does not follow seq \(previous): the next entry is seq \(previous + 1)"
+            case .brokenLink(let seq, let previous):
+                "the entry at seq \(seq) does not link to the entry at seq \(previous): its previous hash is not "
+                    + "that entry's hash"
+            case .genesisNotAtZero(let seq):
+                "a genesis record must be at seq 0, not at seq \(seq)"
+            case .notGenesisAtZero(let kind):
+                "seq 0 must be the genesis, not a \(kind) record"
+            case .genesisPrevHashNotZero:
+                "the genesis's previous hash must be all zero"
+            case .genesisOtherLog(let stated, let header):
+                "the genesis names log \(Bytes.hex(stated)), not its header's log \(Bytes.hex(header))"
+            case .genesisKeyMismatch(let keyId):
+                "the genesis's signing public key is not the key \(keyId) its header names"
+            case .checkpointOtherHead:
+                "a checkpoint record must state the seq and hash of the entry before it"
+            case .removalNotEarlier(let recordSeq, let lastSeq):
+                "a removal record must account for earlier entries only: the record at seq \(recordSeq) reaches seq "
+                    + "\(lastSeq)"
+            case .unaccountedGap(let from, let to):
+                to == from
+                    ? "1 entry is missing and no removal record accounts for it"
+                    : "\(to - from + 1) entries are missing and no removal record accounts for them"
+            }
+        }
+    }
+}

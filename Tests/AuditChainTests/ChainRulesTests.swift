@@ -1,0 +1,245 @@
+import AuditChain
+import Crypto
+import Testing
+
+/// The chain's rules as pure functions (docs/FORMAT.md), and the verifier reporting them in their words.
+@Suite struct ChainRulesTests {
+    static let logId = ChainFixture.logId
+    static let zero = [UInt8](repeating: 0, count: 32)
+    static let hashA = [UInt8](repeating: 0xaa, count: 32)
+    static let hashB = [UInt8](repeating: 0xbb, count: 32)
+
+    static func header(
+        _ kind: RecordKind = .event,
+        seq: UInt64,
+        prevHash: [UInt8] = hashA,
+        logId: [UInt8] = logId
+    ) -> EntryHeader {
+        EntryHeader(
+            kind: kind,
+            logId: logId,
+            seq: seq,
+            time: ChainFixture.start,
+            signingKeyId: KeyID.none,
+            dataKeyId: KeyID.none,
+            prevHash: prevHash,
+            payloadLength: 16
+        )
+    }
+
+    struct FollowCase: Sendable, CustomStringConvertible {
+        let name: String
+        let header: EntryHeader
+        let previous: ChainHead?
+        let expected: ChainRules.Violation?
+        var description: String { name }
+    }
+
+    static let head5 = ChainHead(logId: logId, seq: 5, hash: hashA)
+    static let otherLog = [UInt8](repeating: 0x01, count: 16)
+
+    static let followCases: [FollowCase] = [
+        .init(name: "the next seq, linked", header: header(seq: 6), previous: head5, expected: nil),
+        .init(
+            name: "a genesis begins a log",
+            header: header(.genesis, seq: 0, prevHash: zero),
+            previous: nil,
+            expected: nil
+        ),
+        .init(
+            name: "a seq skipped",
+            header: header(seq: 7),
+            previous: head5,
+            expected: .wrongSeq(seq: 7, previousSeq: 5)
+        ),
+        .init(
+            name: "a seq repeated",
+            header: header(seq: 5),
+            previous: head5,
+            expected: .wrongSeq(seq: 5, previousSeq: 5)
+        ),
+        .init(
+            name: "another previous hash",
+            header: header(seq: 6, prevHash: hashB),
+            previous: head5,
+            expected: .brokenLink(seq: 6, previousSeq: 5)
+        ),
+        .init(
+            name: "another log",
+            header: header(seq: 6, logId: otherLog),
+            previous: head5,
+            expected: .otherLog(found: otherLog, expected: logId)
+        ),
+        .init(
+            name: "a genesis after the head",
+            header: header(.genesis, seq: 6),
+            previous: head5,
+            expected: .genesisNotAtZero(seq: 6)
+        ),
+        .init(
+            name: "a genesis with a previous hash",
+            header: header(.genesis, seq: 0, prevHash: hashB),
+            previous: nil,
+            expected: .genesisPrevHashNotZero
+        ),
+        .init(
+            name: "an event at seq 0",
+            header: header(seq: 0, prevHash: zero),
+            previous: nil,
+            expected: .notGenesisAtZero(kind: .event)
+        ),
+        .init(
+            name: "a log that does not begin at seq 0",
+            header: header(.genesis, seq: 1, prevHash: zero),
+            previous: nil,
+            expected: .wrongSeq(seq: 1, previousSeq: nil)
+        ),
+        .init(
+            name: "nothing follows seq 2^64 - 1",
+            header: header(seq: 0),
+            previous: ChainHead(logId: logId, seq: .max, hash: hashA),
+            expected: .wrongSeq(seq: 0, previousSeq: .max)
+        ),
+    ]
+
+    @Test("which entry may follow which", arguments: followCases)
+    func successor(_ test: FollowCase) {
+        #expect(ChainRules.successor(test.header, of: test.previous) == test.expected)
+    }
+
+    @Test("a genesis binds its log id and signing key, a checkpoint its predecessor, a removal earlier entries")
+    func records() {
+        let fixture = ChainFixture()
+        let genesis = fixture.entries[0]
+        guard case .genesis(let record)? = try? SystemRecord(kind: .genesis, payload: genesis.payload) else {
+            Issue.record("the genesis does not parse")
+            return
+        }
+        #expect(ChainRules.genesis(record, header: genesis.header) == nil)
+        var otherLog = record
+        otherLog.logId = Self.otherLog
+        #expect(
+            ChainRules.genesis(otherLog, header: genesis.header)
+                == .genesisOtherLog(stated: Self.otherLog, header: Self.logId)
+        )
+        var otherKey = record
+        otherKey.signingPublicKey = Array(SigningKey.generate().publicKey.rawRepresentation)
+        #expect(
+            ChainRules.genesis(otherKey, header: genesis.header)
+                == .genesisKeyMismatch(keyId: genesis.header.signingKeyId)
+        )
+
+        let checkpoint = Self.header(.checkpoint, seq: 6)
+        #expect(ChainRules.checkpoint(.init(headSeq: 5, headHash: Self.hashA), header: checkpoint) == nil)
+        #expect(
+            ChainRules.checkpoint(.init(headSeq: 4, headHash: Self.hashA), header: checkpoint) == .checkpointOtherHead
+        )
+        #expect(
+            ChainRules.checkpoint(.init(headSeq: 5, headHash: Self.hashB), header: checkpoint) == .checkpointOtherHead
+        )
+        #expect(
+            ChainRules.checkpoint(.init(headSeq: .max, headHash: Self.zero), header: Self.header(.checkpoint, seq: 0))
+                == .checkpointOtherHead
+        )
+
+        let removal = SystemRecord.Removal(
+            reason: "fifo",
+            firstSeq: 2,
+            lastSeq: 4,
+            count: 3,
+            lastRemovedHash: Self.hashA
+        )
+        #expect(ChainRules.removal(removal, at: 5) == nil)
+        #expect(ChainRules.removal(removal, at: 4) == .removalNotEarlier(recordSeq: 4, lastSeq: 4))
+    }
+
+    static func removal(
+        _ first: UInt64,
+        _ last: UInt64,
+        count: UInt64? = nil,
+        hash: [UInt8] = hashA
+    )
+        -> SystemRecord.Removal
+    {
+        .init(reason: "fifo", firstSeq: first, lastSeq: last, count: count ?? last - first + 1, lastRemovedHash: hash)
+    }
+
+    @Test("a gap is bridged by whole-range removal records that cover it and end in the hash the next entry links to")
+    func bridges() {
+        let gap: ClosedRange<UInt64> = 3...6
+        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(3, 6)]) == [0])
+        // Two adjacent runs, in any order; a record beyond the gap is not used.
+        let runs = [Self.removal(5, 6), Self.removal(3, 4, hash: Self.hashB), Self.removal(3, 7)]
+        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: runs) == [1, 0])
+        // The last removed hash must be the one the entry after the gap links to.
+        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashB, removals: [Self.removal(3, 6)]) == nil)
+        // A record that counts fewer entries than its range does not account for a gap.
+        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(3, 6, count: 3)]) == nil)
+        // A hole in the coverage.
+        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(4, 6)]) == nil)
+        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: []) == nil)
+        // Extreme seqs: no overflow.
+        let top: ClosedRange<UInt64> = (UInt64.max - 2)...(UInt64.max - 1)
+        let topRecord = Self.removal(UInt64.max - 2, UInt64.max - 1)
+        #expect(ChainRules.bridge(top, bridgeHash: Self.hashA, removals: [topRecord]) == [0])
+        #expect(ChainRules.bridge(5...UInt64.max, bridgeHash: Self.hashA, removals: [Self.removal(5, .max)]) == nil)
+    }
+
+    @Test("a removal record accounts for its range when what it does not count as removed is present")
+    func accountsForRange() {
+        #expect(ChainRules.accountsForRange(firstSeq: 3, lastSeq: 6, count: 4, present: 0))
+        #expect(!ChainRules.accountsForRange(firstSeq: 3, lastSeq: 6, count: 3, present: 0))
+        #expect(ChainRules.accountsForRange(firstSeq: 3, lastSeq: 6, count: 3, present: 1))
+        #expect(!ChainRules.accountsForRange(firstSeq: 3, lastSeq: 6, count: 0, present: 4))
+        #expect(ChainRules.accountsForRange(firstSeq: 0, lastSeq: .max, count: .max, present: 1))
+        #expect(!ChainRules.accountsForRange(firstSeq: 6, lastSeq: 3, count: 4, present: 0))
+    }
+
+    @Test("each violation is one sentence, and different violations say different things")
+    func sentences() {
+        let all: [ChainRules.Violation] = [
+            .otherLog(found: Self.otherLog, expected: Self.logId), .wrongSeq(seq: 7, previousSeq: 5),
+            .wrongSeq(seq: 1, previousSeq: nil), .wrongSeq(seq: 0, previousSeq: .max),
+            .brokenLink(seq: 6, previousSeq: 5), .genesisNotAtZero(seq: 6), .notGenesisAtZero(kind: .checkpoint),
+            .genesisPrevHashNotZero, .genesisOtherLog(stated: Self.otherLog, header: Self.logId),
+            .genesisKeyMismatch(keyId: KeyID.none), .checkpointOtherHead,
+            .removalNotEarlier(recordSeq: 4, lastSeq: 4), .unaccountedGap(from: 3, to: 3),
+            .unaccountedGap(from: 3, to: 6),
+        ]
+        let sentences = all.map(\.description)
+        #expect(Set(sentences).count == all.count)
+        for sentence in sentences {
+            #expect(!sentence.isEmpty && !sentence.hasSuffix(".") && !sentence.contains("\n"), "\(sentence)")
+        }
+        #expect(ChainRules.Violation.unaccountedGap(from: 3, to: 3).description.hasPrefix("1 entry is missing"))
+    }
+
+    @Test("the verifier reports a broken link and a removal record in the rules' words, and bridges a gap by them")
+    func verifierWords() {
+        var fixture = ChainFixture()
+        fixture.appendEvents(3)
+        var broken = fixture
+        broken.forge(at: 2) { header, _, _ in header.prevHash[0] ^= 1 }
+        var report = ChainFixture.verify(broken.serialized, options: broken.options())
+        #expect(report.problems.map(\.detail) == [ChainRules.Violation.brokenLink(seq: 2, previousSeq: 1).description])
+
+        let removal = Self.removal(2, 3, hash: fixture.entries[3].entryHash)
+        var late = ChainFixture()
+        late.appendEvents(3)
+        late.append(
+            .accountedRemoval(.init(reason: "fifo", firstSeq: 2, lastSeq: 5, count: 4, lastRemovedHash: Self.hashA))
+        )
+        report = ChainFixture.verify(late.serialized, options: late.options())
+        #expect(
+            report.problems.map(\.detail) == [
+                ChainRules.Violation.removalNotEarlier(recordSeq: 4, lastSeq: 5).description
+            ]
+        )
+
+        fixture.append(.accountedRemoval(removal))
+        let copy = [fixture.entries[0], fixture.entries[1], fixture.entries[4]].map(\.serialized)
+        report = ChainFixture.verify(copy, options: fixture.options())
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.accounted.map(\.bridgedGap) == [true])
+    }
+}
