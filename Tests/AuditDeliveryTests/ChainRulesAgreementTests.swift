@@ -1,6 +1,7 @@
 import AuditChain
 import AuditCollector
-import AuditQueue
+import AuditStore
+import AuditWire
 import Crypto
 import Testing
 
