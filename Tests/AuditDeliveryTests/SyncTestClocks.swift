@@ -40,6 +40,8 @@ final class SyncTestClocks: Clock, DeliveryWallClock, JitterSource, Sendable {
 
     var wall: Int64 { state.withLock { $0.wall } }
     var monotonic: Duration { state.withLock { $0.monotonic } }
+    /// Sleeps waiting for the clock to reach their deadline.
+    var sleepers: Int { state.withLock { $0.sleepers.count } }
 
     var now: Instant { Instant(offset: monotonic) }
     var minimumResolution: Duration { .nanoseconds(1) }
