@@ -5,9 +5,9 @@ import Foundation
 /// Delivers the log to the backend: limits, accounted removals, batching, classification, backoff, DLQ replay.
 ///
 /// The decisions are the pure pieces (``DeliveryLimits``, ``SyncClassifier``, ``DeliveryDecider``,
-/// ``DeliveryPipeline``, ``EffectiveClock``); this actor does the I/O around them. Each ``cycle()`` is one attempt: every change to the
-/// delivery table is committed in the same transaction as the records that account for it. Clocks are injected,
-/// so tests drive hours of outage with a manual clock and no sleeping.
+/// ``DeliveryPipeline``, ``EffectiveClock``); this actor does the I/O around them. Each ``cycle()`` is one attempt:
+/// every change to the delivery table is committed in the same transaction as the records that account for it.
+/// Clocks are injected (``Clocks``), so tests drive hours of outage with a manual clock and no sleeping.
 public actor SyncEngine {
     /// What one cycle did.
     public struct CycleReport: Sendable, Hashable {
