@@ -127,8 +127,8 @@ enum SyncBench {
         let transport = HTTPSyncTransport(backend: URL(string: "http://127.0.0.1:\(port)")!, token: nil)
         let origin = ContinuousClock.now
         let failures = EventTimes()
-        var clocks = SyncEngine.Clocks.system
-        clocks.monotonic = { ContinuousClock.now - origin }
+        // The engine's monotonic times count from this benchmark's origin, so its pause reads on the same axis.
+        let clocks = SyncEngine.Clocks(monotonic: ContinuousClock(), origin: origin)
         let engine = try SyncEngine(log: log, transport: transport, policy: policy(), clocks: clocks) { event in
             if event.message == "backend unavailable" {
                 failures.times.withLock { $0.append(ContinuousClock.now - origin) }

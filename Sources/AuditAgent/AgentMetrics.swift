@@ -6,7 +6,7 @@ import Foundation
 /// The agent's Prometheus metrics, rendered by hand in the text exposition format 0.0.4.
 public struct AgentMetrics: Sendable, Hashable {
     /// The reasons entries leave delivery; each is always exported, 0 until it happens.
-    public static let dropReasons = ["expired", "fifo", "dlqOverflow", "rejected"]
+    public static let dropReasons = [DeliveryReason.expired, .fifo, .dlqOverflow, .rejected].map(\.rawValue)
     /// The health states; the current one is 1, the others 0.
     public static let healthStates = ["healthy", "degraded", "failOpen", "failing"]
     /// The content type of the exposition.

@@ -13,18 +13,9 @@ extension AuditLog {
     public func replayDeadLetters(_ seqs: Set<UInt64>?) async throws -> [UInt64] {
         let now = configuration.now().millisecondsSinceEpoch
         return try await deliveryTransaction(scope: .head(0)) { table, _ in
-            var moved: [UInt64] = []
-            for item in table.items(in: .dlq) where seqs?.contains(item.seq) ?? true {
-                var item = item
-                item.state = .pending
-                item.attempts = 0
-                item.reason = ""
-                item.detail = ""
-                item.changedAt = now
-                table.items[item.seq] = item
-                moved.append(item.seq)
-            }
-            return moved
+            let outcome = DeliveryDecider.replay(table.items(in: .dlq), selecting: seqs)
+            outcome.write(into: &table, at: now)
+            return outcome.seqs
         }
     }
 
@@ -39,19 +30,12 @@ extension AuditLog {
     ) async throws -> (purged: [UInt64], records: [SealedEntry]) {
         let now = configuration.now().millisecondsSinceEpoch
         return try await deliveryTransaction { table, sealer in
-            var purged: [UInt64] = []
             // A pinned entry (system record, genesis, rotation) never leaves delivery except by being accepted.
-            for item in table.items(in: .dlq) where item.priority < .system && seqs?.contains(item.seq) ?? true {
-                var item = item
-                item.state = .removed
-                item.reason = "purged"
-                item.detail = detail
-                item.changedAt = now
-                table.items[item.seq] = item
-                purged.append(item.seq)
-            }
+            let outcome = DeliveryDecider.purge(table.items(in: .dlq), selecting: seqs, detail: detail)
+            let purged = outcome.seqs
             guard !purged.isEmpty else { return ([], []) }
-            DeliveryStatus.addDropped(["purged": purged.count], stored: sealer.storedMetadata, into: &sealer.metadata)
+            outcome.write(into: &table, at: now)
+            DeliveryStatus.addDropped(outcome.removedByName, stored: sealer.storedMetadata, into: &sealer.metadata)
             let records = try DeliveryLimits.takeRemovalRecords(&table).map { try sealer.seal(.accountedRemoval($0)) }
             return (purged, records)
         }

@@ -61,7 +61,8 @@ public struct DeliveryItem: Sendable, Hashable {
     public var attempts: Int
     /// Pending, DLQ or removed.
     public var state: DeliveryState
-    /// Why it is in the DLQ or removed (`fifo`, `expired`, `dlqOverflow`, `rejected`, `purged`, ...).
+    /// Why it is in the DLQ, removed or held: a ``DeliveryReason`` raw value (`fifo`, `expired`, `dlqOverflow`,
+    /// `rejected`, `purged`, ...), kept as text so a value this build does not know survives.
     public var reason: String
     /// The backend's or operator's words about it.
     public var detail: String

@@ -6,15 +6,15 @@ public enum DeliveryLimits {
     /// Applies expiry, the pending limit (FIFO with priorities) and the DLQ limit at effective time `now`.
     /// Entries that leave are marked ``DeliveryState/removed`` with their reason; nothing is deleted here.
     /// The table holds every row or at least ``DeliveryScope/limits(now:policy:)`` of it (the same result).
-    /// - Returns: how many entries left, by reason.
+    /// - Returns: how many entries left, by reason (``DeliveryReason`` raw values).
     @discardableResult
     public static func enforce(_ table: inout DeliveryTable, now: Int64, policy: DeliveryPolicy) -> [String: Int] {
         var left: [String: Int] = [:]
-        func remove(_ seq: UInt64, _ reason: String) {
+        func remove(_ seq: UInt64, _ reason: DeliveryReason) {
             table.items[seq]?.state = .removed
-            table.items[seq]?.reason = reason
+            table.items[seq]?.reason = reason.rawValue
             table.items[seq]?.changedAt = now
-            left[reason, default: 0] += 1
+            left[reason.rawValue, default: 0] += 1
         }
         // Pinned entries (system records, genesis, rotations) never wait in the DLQ: the collector needs them to
         // bridge and verify everything else, so they stay pending until it accepts them. (A log from a version that
@@ -29,7 +29,7 @@ public enum DeliveryLimits {
         let maxAge = policy.maxAge.milliseconds
         for item in table.items.values
         where item.state == .pending && item.priority < .system && now - item.enqueuedAt > maxAge {
-            remove(item.seq, "expired")
+            remove(item.seq, .expired)
         }
         // FIFO over events: routine before critical, oldest first. System records (the removal records among
         // them) neither count nor leave: they are few (at most one per run per attempt) and the collector needs
@@ -40,7 +40,7 @@ public enum DeliveryLimits {
                 .filter { $0.state == .pending && $0.priority < .system }
                 .sorted { ($0.priority, $0.seq) < ($1.priority, $1.seq) }
                 .prefix(excess)
-            for victim in victims { remove(victim.seq, "fifo") }
+            for victim in victims { remove(victim.seq, .fifo) }
         }
         // DLQ overflow: the longest-waiting leave first (events only: pinned entries are never in the DLQ).
         let dead = table.items(in: .dlq).filter { $0.priority < .system }
@@ -48,7 +48,7 @@ public enum DeliveryLimits {
             for item in dead.sorted(by: { ($0.changedAt, $0.seq) < ($1.changedAt, $1.seq) })
                 .prefix(dead.count - policy.maxDeadLetters)
             {
-                remove(item.seq, "dlqOverflow")
+                remove(item.seq, .dlqOverflow)
             }
         }
         return left

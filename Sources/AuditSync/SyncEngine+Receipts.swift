@@ -29,7 +29,7 @@ extension SyncEngine {
         report: inout SyncEngine.CycleReport
     ) async throws -> [String: String]? {
         let verdict = try await check(receipt)
-        let now = clocks.monotonic()
+        let now = clocks.elapsed
         switch verdict {
         case .absent:
             return [:]
@@ -55,7 +55,7 @@ extension SyncEngine {
                 at: now,
                 reason: reason,
                 retryAfter: nil,
-                unit: clocks.random(),
+                unit: clocks.unit(),
                 policy: policy
             )
             report.failure = reason
@@ -71,7 +71,7 @@ extension SyncEngine {
             let evidence = JSONValue.object([
                 "reason": .string(reason),
                 "receipt": receipt?.json ?? .null,
-                "seenAt": .string(AuditTimestamp(millisecondsSinceEpoch: clocks.wall()).rfc3339),
+                "seenAt": .string(AuditTimestamp(millisecondsSinceEpoch: clocks.wallMilliseconds).rfc3339),
             ])
             let text = String(decoding: evidence.canonicalBytes, as: UTF8.self)
             try await log.deliveryTransaction(scope: .rows([])) { _, sealer in
@@ -82,7 +82,7 @@ extension SyncEngine {
                 at: now,
                 reason: hold.description,
                 retryAfter: nil,
-                unit: clocks.random(),
+                unit: clocks.unit(),
                 policy: policy
             )
             pipeline.setHold(hold)

@@ -6,42 +6,11 @@ import AuditWire
 
 /// Delivers the log to the backend: limits, accounted removals, batching, classification, backoff, DLQ replay.
 ///
-/// The decisions are the pure pieces (``DeliveryLimits``, ``SyncClassifier``, ``DeliveryPipeline``,
-/// ``EffectiveClock``); this actor does the I/O around them. Each ``cycle()`` is one attempt: every change to the
-/// delivery table is committed in the same transaction as the records that account for it. Clocks are injected,
-/// so tests drive hours of outage with a manual clock and no sleeping.
+/// The decisions are the pure pieces (``DeliveryLimits``, ``SyncClassifier``, ``DeliveryDecider``,
+/// ``DeliveryPipeline``, ``EffectiveClock``); this actor does the I/O around them. Each ``cycle()`` is one attempt:
+/// every change to the delivery table is committed in the same transaction as the records that account for it.
+/// Clocks are injected (``Clocks``), so tests drive hours of outage with a manual clock and no sleeping.
 public actor SyncEngine {
-    /// The clocks and randomness the engine reads.
-    public struct Clocks: Sendable {
-        /// Monotonic time (backoff, outage duration).
-        public var monotonic: @Sendable () -> Duration
-        /// Wall time in milliseconds since the epoch (expiry, with the clock-jump rule).
-        public var wall: @Sendable () -> Int64
-        /// A random number in 0 ..< 1 (jitter).
-        public var random: @Sendable () -> Double
-
-        /// Creates clocks.
-        public init(
-            monotonic: @escaping @Sendable () -> Duration,
-            wall: @escaping @Sendable () -> Int64,
-            random: @escaping @Sendable () -> Double
-        ) {
-            self.monotonic = monotonic
-            self.wall = wall
-            self.random = random
-        }
-
-        /// The system's clocks.
-        public static var system: Clocks {
-            let origin = ContinuousClock.now
-            return Clocks(
-                monotonic: { ContinuousClock.now - origin },
-                wall: { Int64(Date().timeIntervalSince1970 * 1000) },
-                random: { Double.random(in: 0..<1) }
-            )
-        }
-    }
-
     /// What one cycle did.
     public struct CycleReport: Sendable, Hashable {
         /// Whether a batch was sent.
@@ -118,7 +87,7 @@ public actor SyncEngine {
     ///   - log: the log to deliver.
     ///   - transport: how batches reach the backend.
     ///   - policy: the limits.
-    ///   - clocks: injected clocks.
+    ///   - clocks: the monotonic clock, the wall clock and the jitter (``Clocks/system`` unless a test gives its own).
     ///   - collectorKey: the collector's receipt key, when the operator configures it; nil pins the key the
     ///     collector publishes at first contact (trust on first use), kept beside the log.
     ///   - onEvent: receives what the engine wants logged.
@@ -162,7 +131,7 @@ public actor SyncEngine {
                 emit("error", "delivery cycle failed", ["error": "\(error)"])
             }
             if Task.isCancelled { break }
-            let now = clocks.monotonic()
+            let now = clocks.elapsed
             var wait = idleInterval
             if !pipeline.mayAttempt(at: now) {
                 wait = min(wait, pipeline.pausedUntil - now)
@@ -172,7 +141,7 @@ public actor SyncEngine {
             } else if let next = notBefore.values.min(), next > now {
                 wait = min(wait, next - now)
             }
-            if wait > .zero { await self.wake.wait(upTo: wait) }
+            if wait > .zero { await clocks.wait(for: wake, upTo: wait) }
             await probeIfDown()
         }
     }
@@ -182,7 +151,7 @@ public actor SyncEngine {
     /// fails the batch again gets the schedule.
     @discardableResult
     public func probeIfDown() async -> Bool {
-        guard policy.reachabilityProbe != nil, pipeline.mayProbe(at: clocks.monotonic()) else { return false }
+        guard policy.reachabilityProbe != nil, pipeline.mayProbe(at: clocks.elapsed) else { return false }
         guard await transport.isReachable() else { return false }
         pipeline.resumeAfterProbe()
         emit("info", "backend reachable again; resuming delivery", [:])
@@ -192,8 +161,8 @@ public actor SyncEngine {
     /// One attempt: enforce the limits, seal the records owed, send one batch (split on 413), apply the answer.
     @discardableResult
     public func cycle() async throws -> CycleReport {
-        let monotonic = clocks.monotonic()
-        let effective = clock.now(wall: clocks.wall(), monotonic: monotonic)
+        let monotonic = clocks.elapsed
+        let effective = clock.now(wall: clocks.wallMilliseconds, monotonic: monotonic)
         let mayAttempt = pipeline.mayAttempt(at: monotonic)
         let notDue = Set(notBefore.filter { $0.value > monotonic }.keys)
         let replay = replayDue
@@ -295,8 +264,8 @@ public actor SyncEngine {
         report.lag = try ReceiptLag.read(log.storage)
         report.health = pipeline.health(
             pending: report.pending,
-            lagging: report.lag.isLagging(now: clocks.wall(), policy: policy),
-            at: clocks.monotonic(),
+            lagging: report.lag.isLagging(now: clocks.wallMilliseconds, policy: policy),
+            at: clocks.elapsed,
             policy: policy
         )
         if report.health != lastHealth {
@@ -341,16 +310,16 @@ public actor SyncEngine {
             entries: entries.map { SyncEntry(seq: $0.seq, bytes: $0.bytes) },
             checkpoint: context.checkpoint
         )
-        let started = clocks.monotonic()
+        let started = clocks.elapsed
         let outcome = await transport.send(batch)
         requestsTotal += 1
         report.sent += entries.count
         let verdict = SyncClassifier.classify(
             outcome,
-            now: Date(timeIntervalSince1970: Double(clocks.wall()) / 1000),
+            now: Date(timeIntervalSince1970: Double(clocks.wallMilliseconds) / 1000),
             maxRetryAfter: policy.maxRetryAfter
         )
-        let now = clocks.monotonic()
+        let now = clocks.elapsed
         switch verdict {
         case .answered(let response):
             lastLatency = now - started
@@ -376,7 +345,7 @@ public actor SyncEngine {
                 at: now,
                 reason: reason,
                 retryAfter: retryAfter,
-                unit: clocks.random(),
+                unit: clocks.unit(),
                 policy: policy,
                 network: network
             )
@@ -393,7 +362,7 @@ public actor SyncEngine {
             } else {
                 let half = entries.count / 2
                 try await deliver(Array(entries[..<half]), context, replayed: replayed, report: &report)
-                if pipeline.mayAttempt(at: clocks.monotonic()) {
+                if pipeline.mayAttempt(at: clocks.elapsed) {
                     try await deliver(Array(entries[half...]), context, replayed: replayed, report: &report)
                 }
             }

@@ -28,8 +28,13 @@ public final class WakeSignal: Sendable {
 
     /// Waits for a signal, at most `timeout`, or until the task is cancelled.
     public func wait(upTo timeout: Duration) async {
+        await wait(upTo: timeout, on: ContinuousClock())
+    }
+
+    /// Waits for a signal, at most `timeout` on `clock`, or until the task is cancelled.
+    public func wait<C: Clock<Duration>>(upTo timeout: Duration, on clock: C) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { try? await clock.sleep(for: timeout) }
             group.addTask { await self.waitForSignal() }
             await group.next()
             group.cancelAll()

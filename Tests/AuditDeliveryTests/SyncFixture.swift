@@ -9,30 +9,6 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Manual clocks for the engine: backoff never sleeps, while requests run on the real network. The wall clock
-/// starts at the real time so that entries sealed now are not expired by the 72-hour rule.
-final class SyncTestClocks: Sendable {
-    private let state = Mutex((monotonic: Duration.seconds(1000), wall: Int64(Date().timeIntervalSince1970 * 1000)))
-
-    var clocks: SyncEngine.Clocks {
-        SyncEngine.Clocks(
-            monotonic: { self.state.withLock { $0.monotonic } },
-            wall: { self.state.withLock { $0.wall } },
-            random: { 0.5 }
-        )
-    }
-
-    var monotonic: Duration { state.withLock { $0.monotonic } }
-    var wall: Int64 { state.withLock { $0.wall } }
-
-    func advance(_ duration: Duration) {
-        state.withLock { state in
-            state.monotonic += duration
-            state.wall += duration.milliseconds
-        }
-    }
-}
-
 /// The HTTP transport with a recorder of what came back, and a switch that corrupts one entry's signature on the
 /// way out (to make the collector refuse exactly that entry).
 final class RecordingTransport: SyncTransport {

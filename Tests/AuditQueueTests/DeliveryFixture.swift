@@ -6,33 +6,6 @@ import Crypto
 import Foundation
 import Synchronization
 
-/// Manual clocks: monotonic and wall advance only when a test says so.
-final class ManualClocks: Sendable {
-    private let state = Mutex((monotonic: Duration.zero, wall: Int64(1_795_000_000_000), random: 0.5))
-
-    var clocks: SyncEngine.Clocks {
-        SyncEngine.Clocks(
-            monotonic: { self.state.withLock { $0.monotonic } },
-            wall: { self.state.withLock { $0.wall } },
-            random: { self.state.withLock { $0.random } }
-        )
-    }
-
-    var wall: Int64 { state.withLock { $0.wall } }
-    var monotonic: Duration { state.withLock { $0.monotonic } }
-
-    /// Both clocks move together.
-    func advance(_ duration: Duration) {
-        state.withLock { state in
-            state.monotonic += duration
-            state.wall += duration.milliseconds
-        }
-    }
-
-    /// Only the wall clock moves (a clock jump).
-    func jumpWall(_ milliseconds: Int64) { state.withLock { $0.wall += milliseconds } }
-}
-
 /// A transport whose answers the test scripts; by default it acts as a collector that accepts everything.
 final class ScriptedTransport: SyncTransport {
     enum Answer: Sendable {
