@@ -70,6 +70,12 @@ let package = Package(
             name: "BiometricUnlock",
             dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The unlock flow driven by scripted platform pieces (a fingerprint reader, a key store, a password check, a
+        // clock that moves when told): what `auditctl simulate` runs, outside the BiometricUnlock product.
+        .target(
+            name: "UnlockSimulation",
+            dependencies: ["BiometricUnlock", "AuditChain", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(
             name: "AuditServerKit",
             dependencies: [
@@ -116,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "auditctl",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "BiometricUnlock",
+                "AuditChain", "AuditWire", "AuditStore", "BiometricUnlock", "UnlockSimulation",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -134,41 +140,71 @@ let package = Package(
             dependencies: ["AuditChain", "AuditStore"],
             path: "Tests/CrashChild"
         ),
-        .testTarget(
-            name: "AuditCtlTests",
-            dependencies: [
-                "auditctl", "CrashChild", "AuditChain", "AuditStore", "TestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]
-        ),
         // The seeded mutation harness the parser fuzz tests share, and its committed corpus (Tests/Fuzz/corpus).
         .target(name: "FuzzSupport", path: "Tests/FuzzSupport"),
-        // What the tests that run child processes share (reads of their output that survive EINTR).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // What several test targets share: temporary directories, manual clocks, a collector's test chain and client,
+        // an in-memory audit sink, EINTR-safe reads of child output. Not a product.
+        .target(
+            name: "TestKit",
+            dependencies: [
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "BiometricUnlock",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/TestKit"
+        ),
         .testTarget(
             name: "AuditChainTests",
             dependencies: ["AuditChain", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
-            name: "AuditQueueTests",
+            name: "AuditWireTests",
+            dependencies: ["AuditWire", "AuditStore", "AuditChain", "FuzzSupport", "TestKit"]
+        ),
+        .testTarget(
+            name: "AuditStoreTests",
             dependencies: [
-                "AuditStore", "AuditSync", "AuditWire", "DurableSQLite", "AuditChain", "FuzzSupport",
+                "AuditStore", "AuditWire", "DurableSQLite", "AuditChain", "FuzzSupport", "TestKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "BiometricUnlockTests", dependencies: ["BiometricUnlock", "AuditChain"]),
         .testTarget(
-            name: "AuditDeliveryTests",
+            name: "AuditSyncTests",
+            dependencies: [
+                "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "TestKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
+            name: "AuditCollectorTests",
+            dependencies: [
+                "AuditCollector", "AuditStore", "AuditWire", "AuditChain", "FuzzSupport", "TestKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(name: "AuditServerKitTests", dependencies: ["AuditServerKit"]),
+        .testTarget(
+            name: "AuditAgentTests",
             dependencies: [
                 "auditd", "AuditAgent", "AuditCollector", "AuditStore", "AuditSync", "AuditWire", "AuditChain",
-                "FuzzSupport",
-                "AuditServerKit",
-                "TestSupport",
+                "AuditServerKit", "FuzzSupport", "TestKit",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        .testTarget(
+            name: "AuditCtlTests",
+            dependencies: [
+                "auditctl", "CrashChild", "AuditChain", "AuditStore", "TestKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
+            name: "BiometricUnlockTests",
+            dependencies: ["BiometricUnlock", "UnlockSimulation", "AuditChain", "TestKit"]
         ),
     ]
 )

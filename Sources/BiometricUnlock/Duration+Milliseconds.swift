@@ -1,6 +1,6 @@
 extension Duration {
     /// Whole milliseconds, truncated toward zero and saturated to the `Int64` range.
-    var wholeMilliseconds: Int64 {
+    package var wholeMilliseconds: Int64 {
         let (seconds, attoseconds) = components
         let (millis, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         if overflow { return seconds < 0 ? .min : .max }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuditChain
 import BiometricUnlock
+import UnlockSimulation
 
 /// `auditctl simulate`: append the events of seeded, simulated biometric unlock sessions.
 struct SimulateCommand: AsyncParsableCommand {

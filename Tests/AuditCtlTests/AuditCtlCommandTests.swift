@@ -2,6 +2,7 @@ import AuditChain
 import Foundation
 import Testing
 import AuditStore
+import TestKit
 
 /// End-to-end tests of the built `auditctl` binary: outputs and exit codes of every command.
 @Suite("auditctl commands")

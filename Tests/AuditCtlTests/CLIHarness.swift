@@ -1,7 +1,7 @@
 import AuditChain
 import AuditStore
 import Foundation
-import TestSupport
+import TestKit
 import Testing
 
 /// Runs the built executables (`auditctl`, `CrashChild`) found beside the test binary.
@@ -124,16 +124,4 @@ enum CLIHarness {
         }
         return found
     }
-}
-
-/// A temporary directory removed when the value is released.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() throws {
-        path = NSTemporaryDirectory() + "auditctl-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -1,6 +1,6 @@
 import AuditChain
 import Foundation
-import TestSupport
+import TestKit
 import Testing
 
 /// A child process appends continuously and is killed with SIGKILL at random instants; after each kill the log

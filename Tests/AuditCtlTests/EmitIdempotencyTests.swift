@@ -2,6 +2,7 @@ import AuditChain
 import Foundation
 import Testing
 import AuditStore
+import TestKit
 
 /// `auditctl emit` de-duplicates on the idempotency key like the agent: a retry prints the original seq.
 @Suite("auditctl emit idempotency")

@@ -1,6 +1,7 @@
 import AuditChain
 import Foundation
 import Testing
+import TestKit
 
 /// The hostile-integer corpus (issue 20, item 3) against `auditctl`: every command that reads someone else's bytes
 /// exits 2 with a message, never traps.

@@ -2,6 +2,7 @@ import AuditChain
 import AuditStore
 import Foundation
 import Testing
+import TestKit
 
 /// `auditctl queue status` and `auditctl dlq list | replay | purge` against the built binary.
 @Suite("auditctl queue and dlq")

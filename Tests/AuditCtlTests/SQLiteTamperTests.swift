@@ -2,6 +2,7 @@ import AuditChain
 import Foundation
 import GRDB
 import Testing
+import TestKit
 
 /// Tampering with the SQLite file directly is detected and localized by `auditctl verify`.
 @Suite("Tampering with the database")

@@ -2,6 +2,7 @@ import AuditChain
 import Foundation
 import Testing
 import AuditStore
+import TestKit
 
 /// End-to-end tests of `auditctl simulate` with the built binary.
 @Suite("auditctl simulate")

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 
 @testable import BiometricUnlock
+import UnlockSimulation
+import TestKit
 
 /// Runs a biometric unlock from `LOCKED` with the sink up or down; returns the result.
 private func biometricUnlock(sinkAvailable: Bool) async throws -> (Harness, UnlockStepResult) {

@@ -2,6 +2,8 @@ import AuditChain
 import Testing
 
 @testable import BiometricUnlock
+import UnlockSimulation
+import TestKit
 
 @Test func enablingStoresKBioAndAnEnvelopeThatOpensToTheSessionSecret() async throws {
     let harness = Harness()

@@ -2,6 +2,8 @@ import AuditChain
 import Testing
 
 @testable import BiometricUnlock
+import UnlockSimulation
+import TestKit
 
 @Test func aFreshInstallRequiresThePasswordAndLogsTheFallbackWithEveryField() async {
     let harness = Harness()

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import BiometricUnlock
+import UnlockSimulation
 
 @Test func kBioIsBoundToTheBiometricSetItWasStoredUnder() async throws {
     let store = InMemorySecureKeyStore()

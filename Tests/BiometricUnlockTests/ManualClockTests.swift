@@ -2,6 +2,7 @@ import AuditChain
 import Testing
 
 @testable import BiometricUnlock
+import UnlockSimulation
 
 @Test func advancingMovesTheMonotonicAndTheWallClockTogether() {
     let clock = ManualClock(wallTime: startTime)

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import BiometricUnlock
+import UnlockSimulation
 
 @Test func responsesComeInScriptOrderThenTheFallback() async {
     let clock = ManualClock()

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 
 @testable import BiometricUnlock
+import UnlockSimulation
+import TestKit
 
 /// 2026-01-01T00:00:00Z.
 let startTime = AuditTimestamp(millisecondsSinceEpoch: 1_767_225_600_000)

@@ -2,6 +2,8 @@ import AuditChain
 import BiometricUnlock
 import Synchronization
 import Testing
+import UnlockSimulation
+import TestKit
 
 /// The unlock simulator: deterministic per seed, covering every behaviour the simulation promises, and honest in its
 /// summary.

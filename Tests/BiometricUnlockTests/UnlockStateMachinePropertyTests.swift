@@ -2,6 +2,8 @@ import AuditChain
 import Testing
 
 @testable import BiometricUnlock
+import UnlockSimulation
+import TestKit
 
 extension SplitMix64 {
     /// A number in 0..<bound.

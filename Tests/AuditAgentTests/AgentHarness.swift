@@ -1,0 +1,200 @@
+import AuditAgent
+import AuditChain
+import AuditStore
+import Foundation
+import TestKit
+import Logging
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A short temporary directory (unix socket paths are limited to ~100 bytes), removed when released.
+final class AgentTempDir: Sendable {
+    let path: String
+
+    init() throws {
+        path = "/tmp/agent-" + UUID().uuidString.prefix(8).lowercased()
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// A path inside the directory.
+    func file(_ name: String) -> String { path + "/" + name }
+}
+
+/// Starts agents in-process and talks to them.
+enum AgentHarness {
+    /// Log lines the agent wrote (for assertions on what it logs).
+    final class Lines: Sendable {
+        private let lines = Mutex<[String]>([])
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        var all: [String] { lines.withLock { $0 } }
+    }
+
+    /// A configuration on `<dir>/state` with loopback TCP ingest and metrics on free ports.
+    static func configuration(_ dir: AgentTempDir) -> AgentConfiguration {
+        var configuration = AgentConfiguration()
+        configuration.stateDirectory = dir.file("state")
+        configuration.listen = ListenAddress(host: "127.0.0.1", port: 0)
+        configuration.metrics = ListenAddress(host: "127.0.0.1", port: 0)
+        configuration.syncInterval = .milliseconds(200)
+        configuration.shutdownTimeout = .seconds(5)
+        // In-process: a cancellation slowed past a bound by the suite's other work (which shares this process's
+        // concurrency pool) would end the whole test process with swift-service-lifecycle's fatal error.
+        configuration.cancellationTimeout = nil
+        return configuration
+    }
+
+    /// Runs an agent for the duration of `body`, then shuts it down gracefully and waits for it to stop.
+    @discardableResult
+    static func withAgent<T: Sendable>(
+        _ configuration: AgentConfiguration,
+        lines: Lines = Lines(),
+        _ body: (Agent, AgentEndpoints) async throws -> T
+    ) async throws -> T {
+        let logger = Logger(label: "auditd-test") { label in
+            StructuredLogHandler(label: label, level: .debug) { line in
+                lines.append(line)
+                if ProcessInfo.processInfo.environment["AGENT_TEST_LOG"] != nil {
+                    StructuredLogHandler.standardError(line)
+                }
+            }
+        }
+        let agent = try await Agent(configuration: configuration, logger: logger)
+        let task = Task { try await agent.run() }
+        do {
+            // Generous: the suite's other tests, run in parallel in this process, keep both cores busy and share its
+            // concurrency pool with the agent.
+            let endpoints = try await agent.waitUntilListening(timeout: .seconds(90))
+            let result = try await body(agent, endpoints)
+            await agent.shutdown()
+            try await task.value
+            return result
+        } catch {
+            await agent.shutdown()
+            try? await task.value
+            throw error
+        }
+    }
+
+    /// Opens a state directory's log in-process.
+    static func openLog(_ stateDirectory: String) throws -> AuditLog {
+        let state = StateDirectory(path: stateDirectory)
+        return try AuditLog(
+            storage: SQLiteLogStorage(path: state.databasePath),
+            keys: KeyStore(directory: state.keysPath, credentialsDirectory: nil)
+        )
+    }
+
+    /// The decrypted events of a log, by sequence number.
+    static func events(_ log: AuditLog) throws -> [UInt64: AuditEvent] {
+        let keys = try log.keys.dataKeysById()
+        var found: [UInt64: AuditEvent] = [:]
+        try log.storage.forEachEntry { stored in
+            let entry = try SealedEntry(serialized: stored.bytes)
+            guard entry.header.kind == .event, let key = keys[entry.header.dataKeyId] else { return true }
+            found[stored.seq] = try AuditEvent(canonicalPayload: entry.openPayload(with: key))
+            return true
+        }
+        return found
+    }
+
+    /// The head sequence number of a log.
+    static func headSeq(_ log: AuditLog) throws -> UInt64 { try log.info().head.seq }
+
+    /// One producer event in the ingest JSON.
+    static func event(
+        user: String = "alice",
+        type: String = "BIOMETRIC_AUTH_SUCCESS",
+        duration: String = "412"
+    )
+        -> String
+    {
+        #"{"type":"\#(type)","userId":"\#(user)","deviceId":"phone-1","attributes":{"unlockDurationMs":\#(duration)}}"#
+    }
+
+    /// A failure event with an attempt count.
+    static func failure(attemptCount: String) -> String {
+        #"{"type":"BIOMETRIC_AUTH_FAILURE","userId":"bob","deviceId":"phone-1","attributes":"#
+            + #"{"attemptCount":\#(attemptCount),"errorCode":"ERR-107-030"}}"#
+    }
+}
+
+/// The built executables beside the test binary.
+enum AgentProducts {
+    static let directory: String = {
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().path
+    }()
+
+    static func path(_ product: String) -> String { directory + "/" + product }
+
+    /// Starts `auditd` with a clean environment (no state directory or credentials inherited).
+    static func startAuditd(_ arguments: [String], environment: [String: String] = [:]) throws -> AgentChild {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path("auditd"))
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") }
+        env["AUDIT_STATE_DIR"] = nil
+        env["CREDENTIALS_DIRECTORY"] = nil
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let child = AgentChild(process: process)
+        process.standardOutput = child.stdout
+        process.standardError = child.stderr
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return child
+    }
+
+    /// Runs `auditd` to completion (killed after `timeout`).
+    static func runAuditd(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> AgentChild.Result {
+        try await startAuditd(arguments).wait(timeout: timeout)
+    }
+}
+
+/// A running `auditd`.
+final class AgentChild: @unchecked Sendable {
+    struct Result {
+        var exited: Bool
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    let process: Process
+    let stdout = Pipe()
+    let stderr = Pipe()
+
+    init(process: Process) { self.process = process }
+
+    /// Waits for the exit, killing the process after `timeout`; collects its output.
+    func wait(timeout: Duration) async throws -> Result {
+        let process = process
+        let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Double(timeout.components.seconds), execute: watchdog)
+        let out = stdout.fileHandleForReading
+        let err = stderr.fileHandleForReading
+        // A thread of its own: blocked for the child's whole life, it must not hold one of Dispatch's shared threads.
+        let (outData, errData) = await withCheckedContinuation { continuation in
+            Thread {
+                let errData = err.readAllRetrying()
+                let outData = out.readAllRetrying()
+                process.waitUntilExit()
+                continuation.resume(returning: (outData, errData))
+            }.start()
+        }
+        watchdog.cancel()
+        return Result(
+            exited: process.terminationReason == .exit,
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self)
+        )
+    }
+}

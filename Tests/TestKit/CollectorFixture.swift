@@ -1,0 +1,251 @@
+package import AuditChain
+package import AuditCollector
+package import AuditWire
+package import Crypto
+import Foundation
+import ServiceLifecycle
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A device log for collector tests: real keys, a real chain sealed with ``ChainSealer``.
+package struct CollectorChain {
+    package let logId: [UInt8]
+    package var signingKey: SigningKey
+    package var dataKey: DataKey
+    package var sealer: ChainSealer
+    package var entries: [SealedEntry] = []
+    package var clock = AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000)
+
+    package init(signingKey: SigningKey = .generate()) {
+        logId = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        self.signingKey = signingKey
+        dataKey = DataKey.generate()
+        let (sealer, genesis) = ChainSealer.genesis(
+            logId: logId,
+            deviceId: "device-1",
+            signingKey: signingKey,
+            dataKey: dataKey,
+            time: clock
+        )
+        self.sealer = sealer
+        entries = [genesis]
+    }
+
+    package mutating func tick() -> AuditTimestamp {
+        clock = AuditTimestamp(millisecondsSinceEpoch: clock.millisecondsSinceEpoch + 1000)
+        return clock
+    }
+
+    package static func event(_ index: Int) -> AuditEvent {
+        AuditEvent(
+            type: "BIOMETRIC_AUTH_SUCCESS",
+            occurredAt: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000 + Int64(index) * 1000),
+            userId: "user-\(index % 3)",
+            deviceId: "device-1",
+            attributes: ["unlockDurationMs": .integer(Int64(100 + index))],
+            idempotencyKey: "idem-\(index)-\(UInt32.random(in: 0...UInt32.max))"
+        )
+    }
+
+    /// Seals `count` events and returns them.
+    @discardableResult
+    package mutating func appendEvents(_ count: Int) -> [SealedEntry] {
+        (0..<count).map { _ in
+            let time = tick()
+            let nonce = (0..<12).map { _ in UInt8.random(in: 0...255) }
+            let entry = try! sealer.seal(Self.event(entries.count), time: time, nonce: nonce)
+            entries.append(entry)
+            return entry
+        }
+    }
+
+    /// Seals an accounted removal of `first...last` (all of them) and returns it.
+    @discardableResult
+    package mutating func appendRemoval(first: UInt64, last: UInt64, reason: String = "fifo") -> SealedEntry {
+        let removal = SystemRecord.Removal(
+            reason: reason,
+            firstSeq: first,
+            lastSeq: last,
+            count: last - first + 1,
+            lastRemovedHash: entries[Int(last)].entryHash
+        )
+        let time = tick()
+        let entry = sealer.seal(.accountedRemoval(removal), time: time)
+        entries.append(entry)
+        return entry
+    }
+
+    /// Rotates to a new signing key; the rotation record is signed by the outgoing key.
+    @discardableResult
+    package mutating func rotate(to key: SigningKey = .generate()) -> SealedEntry {
+        let time = tick()
+        let entry = sealer.rotateKeys(signingKey: key, dataKey: DataKey.generate(), reason: "scheduled", time: time)
+        signingKey = key
+        entries.append(entry)
+        return entry
+    }
+
+    /// A batch of the entries at `seqs` (all entries by default).
+    package func batch(_ seqs: [Int]? = nil) -> SyncBatch {
+        let chosen = (seqs ?? Array(entries.indices)).map { entries[$0] }
+        return Self.batch(logId: logId, chosen)
+    }
+
+    package static func batch(logId: [UInt8], _ entries: [SealedEntry]) -> SyncBatch {
+        SyncBatch(
+            logId: logId,
+            batchId: SyncWire.batchKey(logId: logId, entries: entries.map(\.serialized)),
+            entries: entries.map { SyncEntry(seq: $0.header.seq, bytes: $0.serialized) },
+            checkpoint: nil
+        )
+    }
+
+    /// An entry sealed at `head` (seq head.seq + 1) by `key`, off this chain: for forks and chain breaks.
+    package func offChain(after head: ChainHead, key: SigningKey? = nil) -> SealedEntry {
+        var other = ChainSealer(head: head, signingKey: key ?? signingKey, dataKey: dataKey)
+        let nonce = (0..<12).map { _ in UInt8.random(in: 0...255) }
+        return try! other.seal(Self.event(999), time: clock, nonce: nonce)
+    }
+
+    package func head(at seq: Int) -> ChainHead {
+        ChainHead(logId: logId, seq: UInt64(seq), hash: entries[seq].entryHash)
+    }
+}
+
+/// A temporary directory for a collector's database, removed at the end of a test.
+package final class CollectorTempDir: Sendable {
+    private let directory: TemporaryDirectory
+    /// The directory.
+    package var path: String { directory.path }
+
+    package init() {
+        directory = try! TemporaryDirectory(prefix: "collector")
+    }
+
+    /// The collector's database in it.
+    package var database: String { path + "/collector.db" }
+}
+
+/// An HTTP response as the tests look at it.
+package struct CollectorReply {
+    package var status: Int
+    package var json: JSONValue?
+
+    package init(status: Int, json: JSONValue?) {
+        self.status = status
+        self.json = json
+    }
+
+    package var response: SyncResponse? { json.flatMap { try? SyncResponse(json: $0) } }
+    package var error: String? { json?.objectValue?["error"]?.stringValue }
+}
+
+/// A client of a collector on loopback.
+package struct CollectorClient: Sendable {
+    package let port: Int
+    package let token: String?
+
+    package init(port: Int, token: String?) {
+        self.port = port
+        self.token = token
+    }
+
+    package func send(
+        _ method: String,
+        _ path: String,
+        body: [UInt8]? = nil,
+        headers: [String: String] = [:]
+    ) async throws
+        -> CollectorReply
+    {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        // Generous: the collector answers on the test process's concurrency pool, shared with the suite's other
+        // tests, which run in parallel and keep both cores busy.
+        request.timeoutInterval = 90
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let body {
+            request.httpBody = Data(body)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        return CollectorReply(status: status, json: try? JSONValue(parsing: Array(data)))
+    }
+
+    package func post(_ batch: SyncBatch) async throws -> CollectorReply {
+        try await send(
+            "POST",
+            SyncWire.eventsPath,
+            body: batch.json.canonicalBytes,
+            headers: ["Idempotency-Key": batch.batchId]
+        )
+    }
+
+    package func head(_ logId: [UInt8]) async throws -> CollectorReply {
+        try await send("GET", "/v1/logs/\(Hex.encode(logId))/head")
+    }
+
+    package func collectorKey() async throws -> Curve25519.Signing.PublicKey {
+        let reply = try await send("GET", "/v1/collector/key")
+        let hex = reply.json?.objectValue?["publicKey"]?.stringValue ?? ""
+        return try Curve25519.Signing.PublicKey(rawRepresentation: Hex.decode(hex) ?? [])
+    }
+}
+
+/// Starts a collector on 127.0.0.1, port 0, runs `body` with a client, then stops the server.
+package func withCollector<T: Sendable>(
+    _ directory: CollectorTempDir,
+    token: String? = nil,
+    trust: [String] = [],
+    _ body: (CollectorClient, Collector) async throws -> T
+) async throws -> T {
+    var configuration = CollectorConfiguration(databasePath: directory.database)
+    configuration.port = 0
+    configuration.token = token
+    configuration.trustFiles = trust
+    let server = try CollectorServer(configuration: configuration)
+    return try await serveGracefully(server) { port in
+        try await body(CollectorClient(port: port, token: token), server.collector)
+    }
+}
+
+/// Runs `server` for the duration of `body` (which gets the bound port), then shuts it down **gracefully**: NIO
+/// traps when a server task is cancelled while it holds accepted connections it has not served yet
+/// (apple/swift-nio#3481, "Deinited NIOAsyncWriter without calling finish()"), which the slow-connection tests
+/// leave behind; a graceful shutdown serves or closes every one of them.
+package func serveGracefully<T: Sendable>(_ server: CollectorServer, _ body: (Int) async throws -> T) async throws -> T
+{
+    let (ports, continuation) = AsyncStream<Int>.makeStream()
+    let application = server.makeApplication { port in continuation.yield(port) }
+    let services = ServiceGroup(
+        configuration: ServiceGroupConfiguration(services: [application], logger: server.logger)
+    )
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+            defer { continuation.finish() }
+            try await services.run()
+        }
+        guard let port = await ports.first(where: { _ in true }) else {
+            throw CollectorError(.invalidConfiguration, "the collector did not start")
+        }
+        do {
+            let result = try await body(port)
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return result
+        } catch {
+            await services.triggerGracefulShutdown()
+            try? await group.waitForAll()
+            throw error
+        }
+    }
+}
+
+extension SyncResponse {
+    /// "seq:status:code" per result, for compact assertions.
+    package var summary: [String] { results.map { "\($0.seq):\($0.status.rawValue):\($0.code)" } }
+}
