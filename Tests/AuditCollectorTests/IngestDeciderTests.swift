@@ -268,6 +268,11 @@ struct IngestDeciderTests {
         #expect(Self.summary(plan).last == "4:rejected:422")
         #expect(plan.results.last?.reason == "key \(old.id) was retired by the key rotation at seq 2")
         #expect(plan.accepted.map(\.seq) == [0, 1, 2, 3])
+        // Already the seq right after the rotation.
+        let next = chain.offChain(after: chain.head(at: 2), key: old)
+        let boundary = Self.plan(Array(chain.entries[0...2]) + [next], logId: chain.logId)
+        #expect(Self.summary(boundary) == ["0:accepted:200", "1:accepted:200", "2:accepted:200", "3:rejected:422"])
+        #expect(boundary.results.last?.reason == "key \(old.id) was retired by the key rotation at seq 2")
     }
 
     @Test("a rotated-in key signs nothing up to its rotation (422)")
