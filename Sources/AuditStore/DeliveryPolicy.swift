@@ -46,10 +46,13 @@ public struct DeliveryPolicy: Sendable, Hashable {
         return retrySchedule[min(failures, retrySchedule.count) - 1]
     }
 
-    /// The delay after `failures` failures with jitter: `unit` is a random number in 0 ..< 1.
+    /// The delay after `failures` failures with jitter: `unit` is a random number in 0 ..< 1 (clamped; NaN counts
+    /// as the middle). A factor that is not a finite non-negative number leaves the delay unjittered.
     public func jitteredDelay(afterFailures failures: Int, unit: Double) -> Duration {
         let base = delay(afterFailures: failures)
-        let factor = 1 - jitter + 2 * jitter * min(max(unit, 0), 1)
+        let unit = unit.isNaN ? 0.5 : min(max(unit, 0), 1)
+        let factor = 1 - jitter + 2 * jitter * unit
+        guard factor.isFinite, factor >= 0, factor <= 2 else { return base }
         return base * factor
     }
 

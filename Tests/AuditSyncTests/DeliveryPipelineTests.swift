@@ -50,8 +50,11 @@ struct DeliveryPipelineTests {
     }
 
     @Test(
-        "jitter scales a delay by 0.8 to 1.2; a unit outside 0 ..< 1 is clamped",
-        arguments: [(0.0, 0.8), (0.25, 0.9), (0.5, 1.0), (1.0, 1.2), (-3.0, 0.8), (7.0, 1.2)]
+        "jitter scales a delay by 0.8 to 1.2; a unit outside 0 ..< 1 is clamped, a NaN one counts as the middle",
+        arguments: [
+            (0.0, 0.8), (0.25, 0.9), (0.5, 1.0), (1.0, 1.2), (-3.0, 0.8), (7.0, 1.2), (.infinity, 1.2),
+            (-.infinity, 0.8), (.nan, 1.0), (.signalingNaN, 1.0),
+        ]
     )
     func jitter(unit: Double, factor: Double) {
         var pipeline = DeliveryPipeline()
