@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "AuditChain", targets: ["AuditChain"]),
         .library(name: "AuditWire", targets: ["AuditWire"]),
+        .library(name: "TransparencyLog", targets: ["TransparencyLog"]),
         .library(name: "AuditStore", targets: ["AuditStore"]),
         .library(name: "AuditSync", targets: ["AuditSync"]),
         .library(name: "BiometricUnlock", targets: ["BiometricUnlock"]),
@@ -33,6 +34,16 @@ let package = Package(
         .target(
             name: "AuditChain",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // A transparency log's open formats, pure: the RFC 6962 Merkle tree and its proofs, C2SP signed notes and
+        // checkpoints (docs/TRANSPARENCY.md).
+        .target(
+            name: "TransparencyLog",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "TransparencyLogTests",
+            dependencies: ["TransparencyLog", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // What both ends of delivery agree on: the protocol's messages, the receipt, key files.
         .target(
