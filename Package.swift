@@ -141,7 +141,7 @@ let package = Package(
         .executableTarget(
             name: "bench",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditAgent",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditAgent", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/bench"

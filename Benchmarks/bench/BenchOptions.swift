@@ -4,7 +4,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, latency, verify, breakdown, sync, recovery
+        case primitives, append, latency, verify, breakdown, sync, recovery, transparency
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).
@@ -44,6 +44,8 @@ struct BenchOptions: Sendable {
           verify       ChainVerifier over a 1M-entry SQLite log, full and fast mode, each in a child process
           breakdown    where the time of sealing, storing and verifying goes (per-entry costs, one thread)
           sync         delivery to a loopback collector: throughput, and a 1000-entry backlog drain
+          recovery     a burst of whole-request 400s, then the collector returns: time to a verified copy
+          transparency the collector's Merkle tree: append cost per entry, inclusion proofs in a 1M-leaf tree
 
         Options:
           --quick              small counts (seconds instead of minutes)
