@@ -43,7 +43,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TransparencyLogTests",
-            dependencies: ["TransparencyLog", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["TransparencyLog", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // What both ends of delivery agree on: the protocol's messages, the receipt, key files.
         .target(

@@ -115,4 +115,13 @@ write("agent-config", "settings.json", json.dumps({
     "jitter": 0.2, "logLevel": "info", "retentionHours": None, "allowRemoteListen": False,
 }, indent=2))
 write("agent-config", "empty.json", "{}")
+# The transparency log's C2SP formats (docs/test-vectors/transparency-v1.json).
+transparency = json.load(open(os.path.join(ROOT, "docs/test-vectors/transparency-v1.json"), encoding="utf-8"))
+write("signed-note", "checkpoint.note", transparency["checkpoint"]["note"])
+write("signed-note", "two-signatures.note", transparency["checkpoint"]["note"]
+      + transparency["checkpoint"]["note"].split("\n\n", 1)[1])
+write("tlog-checkpoint", "checkpoint.txt", transparency["checkpoint"]["text"])
+write("tlog-checkpoint", "extensions.txt", transparency["checkpoint"]["text"] + "an extension line\n")
+write("tlog-proof", "proof.txt", transparency["proof"]["file"])
+write("note-vkey", "vkey.txt", transparency["key"]["vkey"])
 print("corpus written to", OUT)
