@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "AuditCollector",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite",
+                "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -191,8 +191,9 @@ let package = Package(
         .testTarget(
             name: "AuditCollectorTests",
             dependencies: [
-                "AuditCollector", "AuditStore", "AuditWire", "AuditChain", "FuzzSupport", "TestKit",
+                "AuditCollector", "AuditStore", "AuditWire", "AuditChain", "FuzzSupport", "TestKit", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(name: "AuditServerKitTests", dependencies: ["AuditServerKit"]),

@@ -187,6 +187,8 @@ extension CollectorStore {
                 arguments: [Data(logId), Int64(new.seq), Data(new.hash)]
             )
         }
+        // The tree grows with the head, in the same transaction; a log from before the tree gets its whole tree here.
+        if let new { try growTree(db, logId: logId, head: new) }
         return new
     }
 

@@ -67,6 +67,11 @@ public final class CollectorStore: Sendable {
                     retryable INTEGER NOT NULL, receivedAt INTEGER NOT NULL
                 );
                 CREATE TABLE IF NOT EXISTS metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS trees (logId BLOB PRIMARY KEY, size INTEGER NOT NULL, coveredSeq INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS tree_tiles (
+                    logId BLOB NOT NULL, level INTEGER NOT NULL, idx INTEGER NOT NULL, hashes BLOB NOT NULL,
+                    PRIMARY KEY (logId, level, idx)
+                ) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS checkpoints (
                     logId BLOB PRIMARY KEY, seq INTEGER NOT NULL, entryHash BLOB NOT NULL, checkpoint BLOB NOT NULL,
                     receivedAt INTEGER NOT NULL

@@ -5,14 +5,19 @@
 ///
 /// Pure: the storage is the caller's (a dictionary in tests, the collector's database). The results equal
 /// ``MerkleTree``'s, which follows the RFC's recursive definitions over all leaves.
-public struct MerkleNodes: Sendable {
+public struct MerkleNodes {
     /// Reads the stored node at `level` and `index` (level 0: the leaf hashes).
-    public typealias Read = @Sendable (_ level: Int, _ index: UInt64) throws -> [UInt8]
+    public typealias Read = (_ level: Int, _ index: UInt64) throws -> [UInt8]
 
     /// A proof asked for sizes or an index the tree cannot have.
     public struct OutOfRange: Error, Sendable, Equatable, CustomStringConvertible {
         /// What was asked.
         public var description: String
+
+        /// An error saying what was asked.
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     private let read: Read

@@ -1,0 +1,107 @@
+import AuditChain
+import AuditCollector
+import Foundation
+import GRDB
+import Testing
+import TestKit
+import TransparencyLog
+
+/// Each log's Merkle tree at the collector (docs/TRANSPARENCY.md): its leaves are the serialized entries the
+/// contiguous head covers, in seq order; it grows in the ingest transaction and its proofs verify.
+@Suite struct CollectorTreeTests {
+    /// The reference tree of these entries' serialized bytes.
+    static func reference(_ entries: [SealedEntry]) -> MerkleTree {
+        MerkleTree(leaves: entries.map(\.serialized))
+    }
+
+    @Test("the tree holds the entries the head covers, in order; every proof verifies against its root")
+    func growsWithTheHead() async throws {
+        let directory = CollectorTempDir()
+        var chain = CollectorChain()
+        chain.appendEvents(9)  // 1...9
+        try await withCollector(directory) { client, collector in
+            _ = try #require(try await client.post(chain.batch([0, 1, 2, 3, 4])).response)
+            let first = try await collector.store.treeHead(logId: chain.logId)
+            #expect(first.size == 5)
+            #expect(first.root == Self.reference(Array(chain.entries[0...4])).root())
+
+            // 8 and 9 wait beyond the gap at 5...7; the tree does not take them.
+            _ = try #require(try await client.post(chain.batch([8, 9])).response)
+            #expect(try await collector.store.treeHead(logId: chain.logId).size == 5)
+
+            _ = try #require(try await client.post(chain.batch([5, 6, 7])).response)
+            let second = try await collector.store.treeHead(logId: chain.logId)
+            let reference = Self.reference(chain.entries)
+            #expect(second.size == 10)
+            #expect(second.root == reference.root())
+
+            for index in 0..<second.size {
+                let proof = try await collector.store.inclusionProof(
+                    logId: chain.logId,
+                    index: index,
+                    size: second.size
+                )
+                #expect(proof == reference.inclusionProof(index: index, size: second.size))
+                try MerkleProof.verifyInclusion(
+                    leafHash: MerkleHash.leaf(chain.entries[Int(index)].serialized),
+                    index: index,
+                    size: second.size,
+                    proof: proof,
+                    root: second.root
+                )
+            }
+            let consistency = try await collector.store.consistencyProof(logId: chain.logId, first: 5, second: 10)
+            try MerkleProof.verifyConsistency(
+                first: 5,
+                second: 10,
+                firstRoot: first.root,
+                secondRoot: second.root,
+                proof: consistency
+            )
+            await #expect(throws: MerkleNodes.OutOfRange.self) {
+                try await collector.store.inclusionProof(logId: chain.logId, index: 10, size: 10)
+            }
+            await #expect(throws: MerkleNodes.OutOfRange.self) {
+                try await collector.store.consistencyProof(logId: chain.logId, first: 5, second: 11)
+            }
+        }
+    }
+
+    @Test("entries the device accounted as removed are not leaves; the tree passes the bridged gap")
+    func removedEntriesAreNotLeaves() async throws {
+        let directory = CollectorTempDir()
+        var chain = CollectorChain()
+        chain.appendEvents(5)  // 1...5
+        chain.appendRemoval(first: 3, last: 4)  // 6
+        chain.appendEvents(1)  // 7
+        try await withCollector(directory) { client, collector in
+            _ = try #require(try await client.post(chain.batch([0, 1, 2, 5, 6, 7])).response)
+            let head = try await collector.store.treeHead(logId: chain.logId)
+            let held = [0, 1, 2, 5, 6, 7].map { chain.entries[$0] }
+            #expect(head.size == 6)
+            #expect(head.root == Self.reference(held).root())
+        }
+    }
+
+    @Test("a database from before the tree gets its whole tree at the log's next batch")
+    func olderDatabaseBuildsItsTree() async throws {
+        let directory = CollectorTempDir()
+        var chain = CollectorChain()
+        chain.appendEvents(6)
+        try await withCollector(directory) { client, _ in
+            _ = try #require(try await client.post(chain.batch([0, 1, 2, 3])).response)
+        }
+        // As an older collector left it: entries and head, no tree.
+        let queue = try DatabaseQueue(path: directory.database)
+        try await queue.write { db in
+            try db.execute(sql: "DELETE FROM trees; DELETE FROM tree_tiles")
+        }
+        try await withCollector(directory) { client, collector in
+            #expect(try await collector.store.treeHead(logId: chain.logId).size == 0)
+            _ = try #require(try await client.post(chain.batch([4, 5, 6])).response)
+            let head = try await collector.store.treeHead(logId: chain.logId)
+            #expect(head.size == 7)
+            #expect(head.root == Self.reference(chain.entries).root())
+        }
+    }
+}
