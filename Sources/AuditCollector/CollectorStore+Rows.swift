@@ -177,7 +177,11 @@ extension CollectorStore {
     }
 
     /// Re-advances the stored head (after every batch: a removal record often bridges a gap left earlier).
-    static func advanceHead(_ db: Database, logId: [UInt8]) throws -> CollectorHead? {
+    static func advanceHead(
+        _ db: Database,
+        logId: [UInt8],
+        known: [UInt64: [UInt8]] = [:]
+    ) throws -> CollectorHead? {
         let old = try head(db, logId: logId)
         var chain = StoreChain(db: db, logId: logId)
         let new = try HeadAdvancer.advance(old, in: &chain)
@@ -188,7 +192,7 @@ extension CollectorStore {
             )
         }
         // The tree grows with the head, in the same transaction; a log from before the tree gets its whole tree here.
-        if let new { try growTree(db, logId: logId, head: new) }
+        if let new { try growTree(db, logId: logId, head: new, known: known) }
         return new
     }
 

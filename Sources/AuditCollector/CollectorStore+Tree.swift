@@ -40,7 +40,14 @@ extension CollectorStore {
     /// is not a leaf: the tree only grows at its end. Each level's right-edge tile is written once per chunk of
     /// 4 096 entries.
     @discardableResult
-    static func growTree(_ db: Database, logId: [UInt8], head: CollectorHead) throws -> TreeState {
+    /// - Parameter known: serialized entries by seq the caller holds in memory (the batch just stored), so that
+    ///   only older entries are read back.
+    static func growTree(
+        _ db: Database,
+        logId: [UInt8],
+        head: CollectorHead,
+        known: [UInt64: [UInt8]] = [:]
+    ) throws -> TreeState {
         var state = try treeState(db, logId: logId)
         if let covered = state.coveredSeq, covered >= head.seq { return state }
         let write = try db.cachedStatement(
@@ -48,22 +55,29 @@ extension CollectorStore {
         )
         var after: Int64 = state.coveredSeq.map { Int64(bitPattern: $0) } ?? -1
         while true {
-            let rows = try Row.fetchAll(
+            let seqs = try Int64.fetchAll(
                 db,
-                sql: "SELECT seq, bytes FROM entries WHERE logId = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 4096",
+                sql: "SELECT seq FROM entries WHERE logId = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 4096",
                 arguments: [Data(logId), after, Int64(bitPattern: head.seq)]
             )
-            guard let last = rows.last else { break }
+            guard let last = seqs.last else { break }
+            let read = try db.cachedStatement(sql: "SELECT bytes FROM entries WHERE logId = ? AND seq = ?")
             var tiles = try treeTiles(db, logId: logId)
-            let leaves = rows.map { MerkleHash.leaf($0["bytes"] as Data) }
+            let leaves = try seqs.map { seq in
+                if let bytes = known[UInt64(bitPattern: seq)] { return MerkleHash.leaf(bytes) }
+                guard let bytes = try Data.fetchOne(read, arguments: [Data(logId), seq]) else {
+                    throw CollectorError(.corruptState, "entry \(seq) of log \(Hex.encode(logId)) vanished")
+                }
+                return MerkleHash.leaf(bytes)
+            }
             for tile in try tiles.append(leafHashes: leaves, toSize: state.size) {
                 try write.execute(arguments: [
                     Data(logId), tile.level, Int64(bitPattern: tile.index), Data(tile.hashes),
                 ])
             }
-            state.size += UInt64(rows.count)
-            after = last["seq"]
-            if rows.count < 4096 { break }
+            state.size += UInt64(seqs.count)
+            after = last
+            if seqs.count < 4096 { break }
         }
         state.coveredSeq = head.seq
         try db.execute(

@@ -132,7 +132,12 @@ public final class CollectorStore: Sendable {
                 receivedAt: receivedAt,
                 maxIncidents: maxIncidents
             )
-            let head = try Self.advanceHead(db, logId: batch.logId)
+            // The entries this batch stored feed the tree without being read back.
+            var known: [UInt64: [UInt8]] = [:]
+            for (entry, result) in zip(entries, plan.results) where result.status == .accepted {
+                known[entry.seq] = entry.bytes
+            }
+            let head = try Self.advanceHead(db, logId: batch.logId, known: known)
             try Self.remember(db, batch, results: plan.results, receivedAt: receivedAt)
             var outcome = Outcome(results: plan.results, head: head, replayed: false, incidentsNotKept: notKept)
             if let checkpoint {
