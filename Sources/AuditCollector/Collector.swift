@@ -12,7 +12,12 @@ public final class Collector: Sendable {
     public let receiptKey: SigningKey
     /// Keys registered with `--trust`, valid for every log.
     public let trusted: [KeyID: Curve25519.Signing.PublicKey]
+    /// The name in each log's checkpoint origin, `<name>/<log id hex>`.
+    public let name: String
     private let clock: @Sendable () -> AuditTimestamp
+
+    /// The name a collector gives its logs unless configured.
+    public static let defaultName = "audit-collector.localhost"
 
     /// Creates a collector.
     /// - Parameters:
@@ -20,14 +25,17 @@ public final class Collector: Sendable {
     ///   - receiptKey: the collector's Ed25519 key.
     ///   - trustedKeys: device keys registered in advance; when empty, a log's genesis key is pinned on first
     ///     sight (trust on first use).
+    ///   - name: the name in each log's checkpoint origin.
     ///   - clock: the time written into receipts.
     public init(
         store: CollectorStore,
         receiptKey: SigningKey,
         trustedKeys: [Curve25519.Signing.PublicKey] = [],
+        name: String = Collector.defaultName,
         clock: @escaping @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
     ) {
         self.store = store
+        self.name = name
         self.receiptKey = receiptKey
         self.trusted = Dictionary(trustedKeys.map { (KeyID.signing($0), $0) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock

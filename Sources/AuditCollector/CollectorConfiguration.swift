@@ -25,6 +25,10 @@ public struct CollectorConfiguration: Sendable {
     public var limits = ServerLimits()
     /// Incidents (forks, chain breaks, checkpoint conflicts) kept as evidence per log; past it they are counted.
     public var maxIncidentsPerLog = CollectorStore.defaultMaxIncidentsPerLog
+    /// The name this collector gives its logs' checkpoints: each log's origin line and note key name are
+    /// `<name>/<log id hex>` (docs/TRANSPARENCY.md). A schema-less URL naming the collector, as tlog-checkpoint
+    /// recommends.
+    public var name = Collector.defaultName
 
     /// Creates a configuration with defaults for everything but the database.
     public init(databasePath: String) {
@@ -96,6 +100,6 @@ public struct CollectorConfiguration: Sendable {
         let key = try CollectorKeyFile.loadOrCreate(path: effectiveKeyPath)
         let trusted = try loadTrustedKeys()
         let store = try CollectorStore(path: databasePath, maxIncidentsPerLog: maxIncidentsPerLog)
-        return Collector(store: store, receiptKey: key, trustedKeys: trusted, clock: clock)
+        return Collector(store: store, receiptKey: key, trustedKeys: trusted, name: name, clock: clock)
     }
 }

@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import TransparencyLog
 
 /// The request handlers of ``CollectorServer``: authentication, size limits, decoding and JSON responses.
 struct CollectorRoutes: Sendable {
@@ -20,6 +21,9 @@ struct CollectorRoutes: Sendable {
             await getHead(request, logHex: context.parameters.get("logId") ?? "")
         }
         router.get("/v1/collector/key") { request, _ in getKey(request) }
+        router.get("/v1/logs/:logId/checkpoint") { request, context in
+            await getCheckpoint(request, logHex: context.parameters.get("logId") ?? "")
+        }
     }
 
     func postEvents(_ request: Request) async -> Response {
@@ -106,6 +110,26 @@ struct CollectorRoutes: Sendable {
         } catch {
             logger.error("reading a log's head failed", metadata: ["error": "\(error)"])
             return Self.error(.internalServerError, "cannot read the head")
+        }
+    }
+
+    /// The log's tree head as a signed C2SP checkpoint note (docs/TRANSPARENCY.md section 7), `text/plain`.
+    func getCheckpoint(_ request: Request, logHex: String) async -> Response {
+        if let denied = authenticate(request) { return denied }
+        guard let logId = Hex.decode(logHex), logId.count == FormatConstants.logIdSize else {
+            return Self.error(.badRequest, "the log id must be 32 hex digits")
+        }
+        do {
+            guard let note = try await collector.signedCheckpoint(logId: logId) else {
+                return Self.error(.notFound, "the collector's tree of log \(Hex.encode(logId)) is empty")
+            }
+            var response = Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(bytes: note.bytes)))
+            response.headers[.contentType] = "text/plain; charset=utf-8"
+            response.headers[.cacheControl] = "no-store"
+            return response
+        } catch {
+            logger.error("signing a log's checkpoint failed", metadata: ["error": "\(error)"])
+            return Self.error(.internalServerError, "cannot sign the checkpoint")
         }
     }
 

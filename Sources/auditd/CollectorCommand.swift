@@ -59,10 +59,14 @@ struct CollectorCommand: AsyncParsableCommand {
     )
     var trust: [String] = []
 
+    @Option(help: "The name in each log's checkpoint origin, <name>/<log id hex> (default audit-collector.localhost).")
+    var name: String?
+
     func run() async throws {
         var settings = CollectorConfiguration(databasePath: db)
         settings.keyPath = key
         settings.trustFiles = trust
+        if let name { settings.name = name }
         settings.tokenFile = tokenFile
         if tokenFile == nil {
             settings.token = token ?? ProcessInfo.processInfo.environment["AUDITD_COLLECTOR_TOKEN"]

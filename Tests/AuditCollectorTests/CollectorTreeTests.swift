@@ -1,5 +1,6 @@
 import AuditChain
 import AuditCollector
+import Crypto
 import Foundation
 import GRDB
 import Testing
@@ -102,6 +103,57 @@ import TransparencyLog
             let head = try await collector.store.treeHead(logId: chain.logId)
             #expect(head.size == 7)
             #expect(head.root == Self.reference(chain.entries).root())
+        }
+    }
+}
+
+/// `GET /v1/logs/{logId}/checkpoint`: the log's tree head as a C2SP checkpoint signed by the collector's key.
+@Suite struct CollectorCheckpointNoteTests {
+    @Test("the checkpoint note verifies with the collector's key under the log's origin, and grows consistently")
+    func signedAndConsistent() async throws {
+        let directory = CollectorTempDir()
+        var chain = CollectorChain()
+        chain.appendEvents(6)
+        let path = "/v1/logs/\(Hex.encode(chain.logId))/checkpoint"
+        try await withCollector(directory, token: "secret") { client, collector in
+            #expect(try await client.send("GET", path).status == 404)
+            #expect(try await CollectorClient(port: client.port, token: nil).send("GET", path).status == 401)
+            #expect(try await client.send("GET", "/v1/logs/abcd/checkpoint").status == 400)
+
+            _ = try #require(try await client.post(chain.batch([0, 1, 2])).response)
+            let key = try NoteVerifierKey(
+                name: "audit-collector.localhost/" + Hex.encode(chain.logId),
+                publicKey: try await client.collectorKey()
+            )
+            let firstNote = try SignedNote(parsing: try await client.send("GET", path).body)
+            let first = try Checkpoint(signedNote: firstNote, origin: key.name, keys: [key])
+            #expect(first.size == 3)
+            #expect(first.rootHash == MerkleTree(leaves: chain.entries[0...2].map(\.serialized)).root())
+
+            _ = try #require(try await client.post(chain.batch([3, 4, 5, 6])).response)
+            let second = try Checkpoint(
+                signedNote: try SignedNote(parsing: try await client.send("GET", path).body),
+                origin: key.name,
+                keys: [key]
+            )
+            #expect(second.size == 7)
+            try MerkleProof.verifyConsistency(
+                first: first.size,
+                second: second.size,
+                firstRoot: first.rootHash,
+                secondRoot: second.rootHash,
+                proof: try await collector.store.consistencyProof(
+                    logId: chain.logId,
+                    first: first.size,
+                    second: second.size
+                )
+            )
+
+            // Another key under the same name does not verify it.
+            let other = try NoteVerifierKey(name: key.name, publicKey: Curve25519.Signing.PrivateKey().publicKey)
+            #expect(throws: (any Error).self) {
+                try Checkpoint(signedNote: firstNote, origin: key.name, keys: [other])
+            }
         }
     }
 }

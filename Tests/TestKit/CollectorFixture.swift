@@ -132,10 +132,13 @@ package final class CollectorTempDir: Sendable {
 package struct CollectorReply {
     package var status: Int
     package var json: JSONValue?
+    /// The body as sent.
+    package var body: [UInt8]
 
-    package init(status: Int, json: JSONValue?) {
+    package init(status: Int, json: JSONValue?, body: [UInt8] = []) {
         self.status = status
         self.json = json
+        self.body = body
     }
 
     package var response: SyncResponse? { json.flatMap { try? SyncResponse(json: $0) } }
@@ -173,7 +176,7 @@ package struct CollectorClient: Sendable {
         }
         let (data, response) = try await URLSession.shared.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return CollectorReply(status: status, json: try? JSONValue(parsing: Array(data)))
+        return CollectorReply(status: status, json: try? JSONValue(parsing: Array(data)), body: Array(data))
     }
 
     package func post(_ batch: SyncBatch) async throws -> CollectorReply {
