@@ -3,6 +3,7 @@ import AuditWire
 public import AuditServerKit
 public import Crypto
 import Foundation
+import TransparencyLog
 
 /// The collector's settings: where it listens, its database, token, receipt key and trusted device keys.
 public struct CollectorConfiguration: Sendable {
@@ -97,6 +98,15 @@ public struct CollectorConfiguration: Sendable {
     public func makeCollector(
         clock: @escaping @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
     ) throws(CollectorError) -> Collector {
+        // The name becomes part of every log's note key name: refused now, not at the first checkpoint.
+        guard !name.isEmpty,
+            NoteVerifierKey.isValidKeyName(name + "/" + String(repeating: "0", count: 2 * FormatConstants.logIdSize))
+        else {
+            throw CollectorError(
+                .invalidConfiguration,
+                "collector name \"\(name)\": a checkpoint origin must not be empty or hold spaces or \"+\""
+            )
+        }
         let key = try CollectorKeyFile.loadOrCreate(path: effectiveKeyPath)
         let trusted = try loadTrustedKeys()
         let store = try CollectorStore(path: databasePath, maxIncidentsPerLog: maxIncidentsPerLog)

@@ -98,6 +98,18 @@ import TestKit
         }
     }
 
+    @Test(arguments: ["", "two words", "a+b", "tab\there"])
+    func aNameNoCheckpointOriginCanHoldIsRefusedAtStart(name: String) {
+        let directory = CollectorTempDir()
+        var configuration = CollectorConfiguration(databasePath: directory.database)
+        configuration.name = name
+        let error = #expect(throws: CollectorError.self) { try configuration.makeCollector() }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("checkpoint origin") == true)
+        // Nothing was created: the refusal comes before the key file and the database.
+        #expect(!FileManager.default.fileExists(atPath: configuration.effectiveKeyPath))
+    }
+
     @Test func keyFileReadableByOthersIsRefused() throws {
         let directory = CollectorTempDir()
         let path = directory.path + "/receipt.key"
