@@ -1,17 +1,10 @@
 import AuditChain
-import Crypto
 public import TransparencyLog
 
 /// Each log's tree head as a C2SP checkpoint, signed by the collector's key (docs/TRANSPARENCY.md section 7).
 extension Collector {
     /// The origin of a log's checkpoints, which is also the note key name: `<name>/<log id hex>`.
     public func origin(logId: [UInt8]) -> String { name + "/" + Hex.encode(logId) }
-
-    /// The verifier key of a log's checkpoints (the collector's key under the log's origin).
-    /// - Throws: `NoteVerifierKey.Failure` when the configured name makes an invalid key name.
-    public func checkpointKey(logId: [UInt8]) throws -> NoteVerifierKey {
-        try NoteVerifierKey(name: origin(logId: logId), publicKey: receiptKey.privateKey.publicKey)
-    }
 
     /// The log's tree head as a signed checkpoint note; nil while the tree is empty. The tree only grows at its end,
     /// so every checkpoint signed for a log is consistent with every earlier one.

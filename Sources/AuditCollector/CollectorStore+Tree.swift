@@ -62,7 +62,7 @@ extension CollectorStore {
             )
             guard let last = seqs.last else { break }
             let read = try db.cachedStatement(sql: "SELECT bytes FROM entries WHERE logId = ? AND seq = ?")
-            var tiles = try treeTiles(db, logId: logId)
+            let tiles = try treeTiles(db, logId: logId)
             let leaves = try seqs.map { seq in
                 if let bytes = known[UInt64(bitPattern: seq)] { return MerkleHash.leaf(bytes) }
                 guard let bytes = try Data.fetchOne(read, arguments: [Data(logId), seq]) else {
@@ -91,7 +91,7 @@ extension CollectorStore {
     public func treeHead(logId: [UInt8]) async throws -> (size: UInt64, root: [UInt8]) {
         try await pool.read { db in
             let size = try Self.treeState(db, logId: logId).size
-            var tiles = try Self.treeTiles(db, logId: logId)
+            let tiles = try Self.treeTiles(db, logId: logId)
             return (size, try tiles.nodes().root(size: size))
         }
     }
@@ -103,7 +103,7 @@ extension CollectorStore {
             guard index < size, size <= (try Self.treeState(db, logId: logId)).size else {
                 throw MerkleNodes.OutOfRange(description: "no leaf \(index) in a tree of size \(size) of this log")
             }
-            var tiles = try Self.treeTiles(db, logId: logId)
+            let tiles = try Self.treeTiles(db, logId: logId)
             return try tiles.nodes().inclusionProof(index: index, size: size)
         }
     }
@@ -115,7 +115,7 @@ extension CollectorStore {
             guard 0 < first, first < second, second <= (try Self.treeState(db, logId: logId)).size else {
                 throw MerkleNodes.OutOfRange(description: "no consistency proof from \(first) to \(second) in this log")
             }
-            var tiles = try Self.treeTiles(db, logId: logId)
+            let tiles = try Self.treeTiles(db, logId: logId)
             return try tiles.nodes().consistencyProof(first: first, second: second)
         }
     }

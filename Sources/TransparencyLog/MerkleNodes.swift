@@ -1,10 +1,8 @@
-/// The RFC 6962 tree kept as the hashes of its complete subtrees, the form a log stores: the node at `level` `L`
-/// and `index` `i` is the root of leaves `i * 2^L ..< (i + 1) * 2^L`, and is stored once all of them exist (full
-/// nodes never change, which is what makes tlog-tiles immutable). Appending a leaf adds its hash and the nodes it
-/// completes; a root or a proof reads `O(log n)` nodes, whatever the tree's size.
-///
-/// Pure: the storage is the caller's (a dictionary in tests, the collector's database). The results equal
-/// ``MerkleTree``'s, which follows the RFC's recursive definitions over all leaves.
+/// Roots and proofs of an RFC 6962 tree read from the hashes of its complete subtrees: the node at `level` `L` and
+/// `index` `i` is the root of leaves `i * 2^L ..< (i + 1) * 2^L` (full nodes never change). A root or a proof reads
+/// `O(log n)` nodes, whatever the tree's size; the reader is the caller's (``MerkleTiles/nodes()`` over stored
+/// tiles, a closure in tests). The results equal ``MerkleTree``'s, which follows the RFC's recursive definitions
+/// over all leaves.
 public struct MerkleNodes {
     /// Reads the stored node at `level` and `index` (level 0: the leaf hashes).
     public typealias Read = (_ level: Int, _ index: UInt64) throws -> [UInt8]
@@ -25,22 +23,6 @@ public struct MerkleNodes {
     /// The tree whose nodes `read` gives.
     public init(read: @escaping Read) {
         self.read = read
-    }
-
-    /// The nodes to store when the leaf with hash `leafHash` is appended to a tree of `size` leaves: the leaf itself
-    /// (level 0, index `size`) and every node it completes, lowest first.
-    public func append(leafHash: [UInt8], toSize size: UInt64) throws -> [(level: Int, index: UInt64, hash: [UInt8])] {
-        var nodes = [(level: 0, index: size, hash: leafHash)]
-        var index = size
-        var hash = leafHash
-        var level = 0
-        while index & 1 == 1 {
-            hash = MerkleHash.node(try read(level, index - 1), hash)
-            index >>= 1
-            level += 1
-            nodes.append((level, index, hash))
-        }
-        return nodes
     }
 
     /// The root of the first `size` leaves.

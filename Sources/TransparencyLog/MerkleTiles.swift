@@ -27,13 +27,6 @@ public struct MerkleTiles {
     }
 
     private let read: Read
-    /// Tiles read or written through this value, and the levels hashed from them.
-    private var pyramids: [TileKey: [[[UInt8]]]] = [:]
-
-    private struct TileKey: Hashable {
-        var level: Int
-        var index: UInt64
-    }
 
     /// The tree whose tiles `read` gives.
     public init(read: @escaping Read) {
@@ -41,8 +34,8 @@ public struct MerkleTiles {
     }
 
     /// The tiles to store after appending `leafHashes` to a tree of `size` leaves: the right-edge tile of every
-    /// level the leaves reach, each once, lowest level first.
-    public mutating func append(leafHashes: [[UInt8]], toSize size: UInt64) throws -> [Tile] {
+    /// level the leaves reach, and every tile they fill, each once, lowest level first.
+    public func append(leafHashes: [[UInt8]], toSize size: UInt64) throws -> [Tile] {
         var edges: [Int: Tile] = [:]
         var done: [Tile] = []
         var counts: [Int: UInt64] = [:]
@@ -68,63 +61,68 @@ public struct MerkleTiles {
             }
         }
         for hash in leafHashes { try add(hash, level: 0) }
-        let written = (done + edges.values).sorted { ($0.level, $0.index) < ($1.level, $1.index) }
-        for tile in written { pyramids[TileKey(level: tile.level, index: tile.index)] = nil }
-        return written
+        return (done + edges.values).sorted { ($0.level, $0.index) < ($1.level, $1.index) }
     }
 
-    /// The node reader over these tiles (each tile's levels hashed once per value).
-    public mutating func nodes() -> MerkleNodes {
-        // A class box: MerkleNodes' reader is a closure that may not capture `inout self`.
-        let box = Box(self)
-        return MerkleNodes { level, index in try box.node(level: level, index: index) }
+    /// A node reader over these tiles for roots and proofs: the node at tree level `l`, index `i` comes from the
+    /// tile holding its subtree's bottom row, each tile read and hashed up once per reader.
+    public func nodes() -> MerkleNodes {
+        let pyramids = Pyramids(read: read)
+        return MerkleNodes { level, index in try pyramids.node(level: level, index: index) }
     }
 
-    /// The node at tree level `level`, index `index`: from the tile holding its subtree's bottom row.
-    mutating func node(level: Int, index: UInt64) throws -> [UInt8] {
-        let tileLevel = level / Self.height
-        let rise = level % Self.height
-        guard rise < UInt64.bitWidth, index <= UInt64.max >> UInt64(rise) else {
-            throw MerkleNodes.OutOfRange(description: "no node \(level)/\(index)")
+    /// The hashes of a tile, one per element.
+    static func hashes(_ bytes: [UInt8]) -> [[UInt8]] {
+        stride(from: 0, to: bytes.count - bytes.count % MerkleHash.size, by: MerkleHash.size).map {
+            Array(bytes[$0..<$0 + MerkleHash.size])
         }
-        let first = index << UInt64(rise)
-        let key = TileKey(level: tileLevel, index: first / UInt64(Self.width))
-        if pyramids[key] == nil {
-            let hashes = try read(key.level, key.index)
-            var levels = [
-                stride(from: 0, to: hashes.count, by: MerkleHash.size).map { Array(hashes[$0..<$0 + MerkleHash.size]) }
-            ]
-            while let below = levels.last, below.count > 1 {
-                levels.append(
-                    stride(from: 0, to: below.count - 1, by: 2).map { MerkleHash.node(below[$0], below[$0 + 1]) }
-                )
-            }
-            pyramids[key] = levels
-        }
-        let offset = Int(first % UInt64(Self.width)) >> rise
-        guard let levels = pyramids[key], rise < levels.count, offset < levels[rise].count else {
-            throw MerkleNodes.OutOfRange(
-                description: "tile \(key.level)/\(key.index) does not hold node \(level)/\(index)"
-            )
-        }
-        return levels[rise][offset]
+    }
+
+    /// The row above `row`: each pair hashed into its parent (an odd last hash has no parent yet).
+    static func parents(_ row: [[UInt8]]) -> [[UInt8]] {
+        stride(from: 0, to: row.count - 1, by: 2).map { MerkleHash.node(row[$0], row[$0 + 1]) }
     }
 
     /// The root of a full tile's 256 hashes.
-    static func root(of hashes: [UInt8]) -> [UInt8] {
-        var row = stride(from: 0, to: hashes.count, by: MerkleHash.size).map {
-            Array(hashes[$0..<$0 + MerkleHash.size])
-        }
-        while row.count > 1 {
-            row = stride(from: 0, to: row.count, by: 2).map { MerkleHash.node(row[$0], row[$0 + 1]) }
-        }
+    static func root(of bytes: [UInt8]) -> [UInt8] {
+        var row = hashes(bytes)
+        while row.count > 1 { row = parents(row) }
         return row[0]
     }
 
-    /// Holds the tiles for the node reader's closure.
-    private final class Box {
-        var tiles: MerkleTiles
-        init(_ tiles: MerkleTiles) { self.tiles = tiles }
-        func node(level: Int, index: UInt64) throws -> [UInt8] { try tiles.node(level: level, index: index) }
+    /// The tiles one reader has read, with every level hashed from them.
+    private final class Pyramids {
+        let read: Read
+        var levels: [TileKey: [[[UInt8]]]] = [:]
+
+        init(read: @escaping Read) {
+            self.read = read
+        }
+
+        func node(level: Int, index: UInt64) throws -> [UInt8] {
+            let rise = level % MerkleTiles.height
+            guard index <= UInt64.max >> UInt64(rise) else {
+                throw MerkleNodes.OutOfRange(description: "no node \(level)/\(index)")
+            }
+            let first = index << UInt64(rise)
+            let key = TileKey(level: level / MerkleTiles.height, index: first / UInt64(MerkleTiles.width))
+            if levels[key] == nil {
+                var pyramid = [MerkleTiles.hashes(try read(key.level, key.index))]
+                while let top = pyramid.last, top.count > 1 { pyramid.append(MerkleTiles.parents(top)) }
+                levels[key] = pyramid
+            }
+            let offset = Int(first % UInt64(MerkleTiles.width)) >> rise
+            guard let pyramid = levels[key], rise < pyramid.count, offset < pyramid[rise].count else {
+                throw MerkleNodes.OutOfRange(
+                    description: "tile \(key.level)/\(key.index) does not hold node \(level)/\(index)"
+                )
+            }
+            return pyramid[rise][offset]
+        }
+    }
+
+    private struct TileKey: Hashable {
+        var level: Int
+        var index: UInt64
     }
 }

@@ -76,8 +76,6 @@ public struct MerkleTree: Sendable {
 
     /// The largest power of two smaller than `n` (`n > 1`): the size of the left subtree.
     static func largestPowerOfTwo(below n: Int) -> Int {
-        var k = 1
-        while k << 1 < n { k <<= 1 }
-        return k
+        Int(MerkleNodes.largestPowerOfTwo(below: UInt64(n)))
     }
 }

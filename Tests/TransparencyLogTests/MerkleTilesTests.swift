@@ -9,13 +9,20 @@ struct MerkleTilesTests {
     final class Store {
         var tiles: [String: [UInt8]] = [:]
         var size: UInt64 = 0
+        /// Tiles read since the last reset.
+        var reads = 0
 
-        var reader: MerkleTiles { MerkleTiles { level, index in self.tiles["\(level)/\(index)"] ?? [] } }
+        var reader: MerkleTiles {
+            MerkleTiles { level, index in
+                self.reads += 1
+                return self.tiles["\(level)/\(index)"] ?? []
+            }
+        }
 
         /// Appends leaves; returns the tiles written.
         @discardableResult
         func append(_ leafHashes: [[UInt8]]) throws -> [MerkleTiles.Tile] {
-            var tiles = reader
+            let tiles = reader
             let written = try tiles.append(leafHashes: leafHashes, toSize: size)
             for tile in written { self.tiles["\(tile.level)/\(tile.index)"] = tile.hashes }
             size += UInt64(leafHashes.count)
@@ -37,7 +44,7 @@ struct MerkleTilesTests {
             try store.append(hashes)
             reference = MerkleTree(leafHashes: reference.leafHashes + hashes)
             next += batch
-            var tiles = store.reader
+            let tiles = store.reader
             let nodes = tiles.nodes()
             #expect(try nodes.root(size: store.size) == reference.root(size: store.size))
             for index in [0, store.size / 3, store.size / 2, store.size - 1] {
@@ -57,7 +64,7 @@ struct MerkleTilesTests {
         }
         #expect(store.size == 1756)
         // Earlier sizes stay provable from the same tiles.
-        var tiles = store.reader
+        let tiles = store.reader
         #expect(try tiles.nodes().root(size: 300) == reference.root(size: 300))
     }
 
@@ -83,7 +90,7 @@ struct MerkleTilesTests {
             try store.append(Array(hashes[start..<min(start + 5000, hashes.count)]))
         }
         #expect(store.tiles["2/0"]?.count == 32)
-        var tiles = store.reader
+        let tiles = store.reader
         #expect(try tiles.nodes().root(size: store.size) == MerkleTree(leafHashes: hashes).root())
     }
 
@@ -92,7 +99,7 @@ struct MerkleTilesTests {
         let store = Store()
         try store.append((0..<10).map(Self.leaf))
         store.tiles["0/0"] = Array(store.tiles["0/0"]!.prefix(5 * 32))
-        var tiles = store.reader
+        let tiles = store.reader
         #expect(throws: MerkleNodes.OutOfRange.self) { try tiles.append(leafHashes: [Self.leaf(10)], toSize: 10) }
         #expect(throws: MerkleNodes.OutOfRange.self) { try tiles.nodes().root(size: 10) }
     }
