@@ -32,10 +32,9 @@ extension StateDirectory {
             throw LogStoreError(.alreadyInitialized, "\(path) already holds an audit log; it is never overwritten")
         }
         try create()
-        return try await AuditLog.create(
-            storage: SQLiteLogStorage(path: databasePath),
-            keys: KeyStore(state: self),
-            deviceId: deviceId ?? ProcessInfo.processInfo.hostName,
+        return try await newLog(
+            in: SQLiteLogStorage(path: databasePath),
+            deviceId: deviceId,
             configuration: configuration
         )
     }
@@ -49,16 +48,23 @@ extension StateDirectory {
     ) async throws -> (log: AuditLog, created: Bool) {
         try create()
         let storage = try SQLiteLogStorage(path: databasePath)
-        let keys = KeyStore(state: self)
         if try storage.snapshot().head != nil {
-            return (try AuditLog(storage: storage, keys: keys, configuration: configuration), false)
+            return (try AuditLog(storage: storage, keys: KeyStore(state: self), configuration: configuration), false)
         }
-        let log = try await AuditLog.create(
+        return (try await newLog(in: storage, deviceId: deviceId, configuration: configuration), true)
+    }
+
+    /// Keys and a genesis entry in `storage`, the device named after the host unless `deviceId` names it.
+    private func newLog(
+        in storage: SQLiteLogStorage,
+        deviceId: String?,
+        configuration: AuditLog.Configuration
+    ) async throws -> AuditLog {
+        try await AuditLog.create(
             storage: storage,
-            keys: keys,
+            keys: KeyStore(state: self),
             deviceId: deviceId ?? ProcessInfo.processInfo.hostName,
             configuration: configuration
         )
-        return (log, true)
     }
 }
