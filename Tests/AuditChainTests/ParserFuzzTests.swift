@@ -8,16 +8,9 @@ import Testing
 /// whole fuzz suite near a minute in a debug build; `scripts/fuzz` runs it longer.
 @Suite("Parser fuzzing: AuditChain", .serialized)
 struct ParserFuzzTests {
-    /// Inputs a round trip failed on, reported once per target (an `#expect` per execution would be slow).
-    final class Broken {
-        var inputs: [[UInt8]] = []
-        func note(_ input: [UInt8]) { if inputs.count < 3 { inputs.append(input) } }
-        var summary: String { inputs.map { String(decoding: $0.prefix(200), as: UTF8.self) }.joined(separator: " | ") }
-    }
-
     @Test("JSON values: parse or throw; what parses re-parses from its canonical bytes to the same value")
     func jsonValue() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("json", seeds: Fuzz.corpus("json"), iterations: 12_000) { input in
             guard let value = try? JSONValue(parsing: input) else { return }
             if (try? JSONValue(parsing: value.canonicalBytes)) != value { broken.note(input) }
@@ -27,7 +20,7 @@ struct ParserFuzzTests {
 
     @Test("producer input (one object or JSON Lines): events or an error; accepted events round-trip as payloads")
     func eventInput() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         let now = AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000)
         Fuzz.run("event-input", seeds: Fuzz.corpus("event-input"), iterations: 6_000) { input in
             guard
@@ -47,7 +40,7 @@ struct ParserFuzzTests {
 
     @Test("decrypted event payloads: an event or an error; accepted payloads are canonical or refused by verify")
     func eventPayload() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("event-payload", seeds: Fuzz.corpus("event-payload"), iterations: 6_000) { input in
             guard let event = try? AuditEvent(canonicalPayload: input) else { return }
             if (try? AuditEvent(canonicalPayload: event.canonicalPayload)) != event { broken.note(input) }
@@ -58,7 +51,7 @@ struct ParserFuzzTests {
 
     @Test("serialized entries: an entry or an error; an accepted entry serializes to the same bytes")
     func sealedEntry() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("sealed-entry", seeds: Fuzz.corpus("sealed-entry"), iterations: 20_000) { input in
             guard let entry = try? SealedEntry(serialized: input) else { return }
             if entry.serialized != input { broken.note(input) }
@@ -69,7 +62,7 @@ struct ParserFuzzTests {
 
     @Test("system record payloads of every kind: a record or an error; an accepted record is its canonical bytes")
     func systemRecord() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("system-record", seeds: Fuzz.corpus("system-record"), iterations: 4_000) { input in
             for kind in RecordKind.allCases {
                 guard let record = try? SystemRecord(kind: kind, payload: input) else { continue }
@@ -81,7 +74,7 @@ struct ParserFuzzTests {
 
     @Test("detached checkpoints: a checkpoint or an error; an accepted one round-trips through its JSON")
     func checkpoint() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("checkpoint", seeds: Fuzz.corpus("checkpoint"), iterations: 8_000) { input in
             guard let value = try? JSONValue(parsing: input), let checkpoint = try? SignedCheckpoint(json: value)
             else { return }
@@ -99,7 +92,7 @@ struct ParserFuzzTests {
 
     @Test("RFC 3339 times: a time or nil; every Int64 of milliseconds formats, and a parsed time re-parses")
     func timestamp() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("timestamp", seeds: Fuzz.corpus("timestamp"), iterations: 20_000) { input in
             if let stamp = AuditTimestamp(rfc3339: String(decoding: input, as: UTF8.self)),
                 AuditTimestamp(rfc3339: stamp.rfc3339) != stamp
@@ -119,7 +112,7 @@ struct ParserFuzzTests {
         let original = chain.serialized
         let rotated = try SigningKey(rawRepresentation: VectorChain.rotatedSigningSeed)
         let dataKeys = [chain.dataKey, try DataKey(rawRepresentation: VectorChain.rotatedDataKey)]
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("verifier", seeds: original, iterations: 2_500) { input in
             // The position the mutated entry takes: spread over the chain by the input's length.
             let position = input.count % original.count

@@ -9,16 +9,9 @@ import Testing
 /// bundles (Tests/FuzzSupport/Fuzz.swift). Each returns or throws, never traps, and round-trips what it accepts.
 @Suite("Parser fuzzing: wire, key files, bundles", .serialized)
 struct WireFuzzTests {
-    /// Inputs a round trip failed on, reported once per target.
-    final class Broken {
-        var inputs: [[UInt8]] = []
-        func note(_ input: [UInt8]) { if inputs.count < 3 { inputs.append(input) } }
-        var summary: String { inputs.map { String(decoding: $0.prefix(200), as: UTF8.self) }.joined(separator: " | ") }
-    }
-
     @Test("sync batches (collector side): a batch or an error; an accepted batch round-trips through its JSON")
     func syncBatch() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("sync-batch", seeds: Fuzz.corpus("sync-batch"), iterations: 3_000) { input in
             guard let value = try? JSONValue(parsing: input), let batch = try? SyncBatch(json: value) else { return }
             if (try? SyncBatch(json: batch.json)) != batch { broken.note(input) }
@@ -28,7 +21,7 @@ struct WireFuzzTests {
 
     @Test("sync responses (agent side): a response or an error; an accepted one round-trips through its JSON")
     func syncResponse() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("sync-response", seeds: Fuzz.corpus("sync-response"), iterations: 8_000) { input in
             guard let value = try? JSONValue(parsing: input), let response = try? SyncResponse(json: value) else {
                 return
@@ -41,7 +34,7 @@ struct WireFuzzTests {
 
     @Test("collector receipts: a receipt or an error; an accepted one round-trips through its JSON")
     func receipt() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("receipt", seeds: Fuzz.corpus("receipt"), iterations: 8_000) { input in
             guard let value = try? JSONValue(parsing: input), let receipt = try? CollectorReceipt(json: value) else {
                 return
@@ -60,7 +53,7 @@ struct WireFuzzTests {
 
     @Test("bundles: header and entry lines parse or throw, and the bundle verifies to a report, never a trap")
     func bundle() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("bundle", seeds: Fuzz.corpus("bundle"), iterations: 1_500) { input in
             let lines = input.split(separator: 0x0a, omittingEmptySubsequences: false).map(Array.init)
             guard let first = lines.first, let header = try? LogBundle.Header(line: first) else { return }
@@ -71,7 +64,8 @@ struct WireFuzzTests {
     }
 
     /// What `auditctl verify --bundle` does with the lines after the header (the bundle's own keys trusted).
-    static func verify(header: LogBundle.Header, lines: ArraySlice<[UInt8]>, broken: Broken) -> VerificationReport? {
+    static func verify(header: LogBundle.Header, lines: ArraySlice<[UInt8]>, broken: Fuzz.Broken) -> VerificationReport?
+    {
         guard let keys = try? header.publicKeys.map(PublicKeyFile.publicKey) else { return nil }
         var options = ChainVerifier.Options(trustedKeys: keys)
         options.firstSeq = header.firstSeq

@@ -11,6 +11,24 @@ import Foundation
 ///
 /// Each run prints `fuzz <target>: <n> executions ...`, the counts the issue asks to record.
 public enum Fuzz {
+    /// The inputs a target's round trip failed on, kept to report once per target (an `#expect` per execution
+    /// would be slow): the first three, each shown by its first 200 bytes.
+    public final class Broken {
+        /// The inputs kept.
+        public private(set) var inputs: [[UInt8]] = []
+
+        /// No failure yet.
+        public init() {}
+
+        /// Keeps `input` if fewer than three are kept.
+        public func note(_ input: [UInt8]) { if inputs.count < 3 { inputs.append(input) } }
+
+        /// The kept inputs as text, for the failure message.
+        public var summary: String {
+            inputs.map { String(decoding: $0.prefix(200), as: UTF8.self) }.joined(separator: " | ")
+        }
+    }
+
     /// The committed seed inputs of a target: every file under `Tests/Fuzz/corpus/<target>/`, sorted by name.
     public static func corpus(_ target: String) -> [[UInt8]] {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

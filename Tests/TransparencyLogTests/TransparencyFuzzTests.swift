@@ -7,13 +7,6 @@ import TransparencyLog
 /// traps, and what it accepts renders back to the same bytes (the parsers take only canonical forms).
 @Suite("Parser fuzzing: TransparencyLog", .serialized)
 struct TransparencyFuzzTests {
-    /// Inputs a round trip failed on, reported once per target.
-    final class Broken {
-        var inputs: [[UInt8]] = []
-        func note(_ input: [UInt8]) { if inputs.count < 3 { inputs.append(input) } }
-        var summary: String { inputs.map { String(decoding: $0.prefix(200), as: UTF8.self) }.joined(separator: " | ") }
-    }
-
     /// The vector's verifier key: accepted notes are also verified against it (a signature check on hostile bytes).
     static let key: NoteVerifierKey? = Fuzz.corpus("note-vkey").first.flatMap {
         try? NoteVerifierKey(parsing: String(decoding: $0, as: UTF8.self))
@@ -22,7 +15,7 @@ struct TransparencyFuzzTests {
     @Test("signed notes: a note or an error; an accepted note renders to the same bytes and verifies or refuses")
     func signedNote() throws {
         let key = try #require(Self.key)
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("signed-note", seeds: Fuzz.corpus("signed-note"), iterations: 6_000) { input in
             guard let note = try? SignedNote(parsing: input) else { return }
             if note.bytes != input { broken.note(input) }
@@ -34,7 +27,7 @@ struct TransparencyFuzzTests {
 
     @Test("checkpoint bodies: a checkpoint or an error; an accepted one renders to the same text")
     func checkpoint() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("tlog-checkpoint", seeds: Fuzz.corpus("tlog-checkpoint"), iterations: 6_000) { input in
             // The note around a checkpoint refuses what is not UTF-8; the body is read as the text it then is.
             guard let text = String(validating: input, as: UTF8.self), let checkpoint = try? Checkpoint(parsing: text)
@@ -48,7 +41,7 @@ struct TransparencyFuzzTests {
     @Test("proof files: a proof or an error; an accepted one renders to the same bytes and verifies or refuses")
     func tlogProof() throws {
         let key = try #require(Self.key)
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("tlog-proof", seeds: Fuzz.corpus("tlog-proof"), iterations: 4_000) { input in
             guard let proof = try? TlogProof(parsing: input) else { return }
             if proof.bytes != input { broken.note(input) }
@@ -60,7 +53,7 @@ struct TransparencyFuzzTests {
 
     @Test("verifier keys: a key or an error; an accepted one renders to the same vkey")
     func vkey() {
-        let broken = Broken()
+        let broken = Fuzz.Broken()
         Fuzz.run("note-vkey", seeds: Fuzz.corpus("note-vkey"), iterations: 6_000) { input in
             guard let text = String(validating: input, as: UTF8.self), let key = try? NoteVerifierKey(parsing: text)
             else { return }
