@@ -69,7 +69,7 @@ let package = Package(
         .target(
             name: "AuditSync",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore",
+                "AuditChain", "AuditWire", "AuditStore", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -183,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "AuditSyncTests",
             dependencies: [
-                "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "TestKit",
+                "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "TestKit", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

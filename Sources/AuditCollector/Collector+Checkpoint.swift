@@ -1,4 +1,5 @@
 import AuditChain
+public import AuditWire
 public import TransparencyLog
 
 /// Each log's tree head as a C2SP checkpoint, signed by the collector's key (docs/TRANSPARENCY.md section 7).
@@ -11,8 +12,30 @@ extension Collector {
     public func signedCheckpoint(logId: [UInt8]) async throws -> SignedNote? {
         let head = try await store.treeHead(logId: logId)
         guard head.size > 0 else { return nil }
+        return try signedCheckpoint(logId: logId, size: head.size, root: head.root)
+    }
+
+    /// A checkpoint of the log's tree at `size` leaves with root `root`, signed. Callers pass a size and root read
+    /// from the stored tree, never anything else: that is what keeps every signed checkpoint consistent.
+    public func signedCheckpoint(logId: [UInt8], size: UInt64, root: [UInt8]) throws -> SignedNote {
         let origin = origin(logId: logId)
-        let checkpoint = try Checkpoint(origin: origin, size: head.size, rootHash: head.root)
+        let checkpoint = try Checkpoint(origin: origin, size: size, rootHash: root)
         return try checkpoint.sign(with: [NoteSigner(name: origin, privateKey: receiptKey.privateKey)])
+    }
+
+    /// The version 2 receipt of the log's tree as it is now (docs/PROTOCOL.md section 3.2); nil while it is empty.
+    /// - Parameter from: the batch's `treeSize`, for the consistency proof.
+    public func treeReceipt(logId: [UInt8], from: UInt64?) async throws -> TreeReceipt? {
+        guard let parts = try await store.treeReceiptParts(logId: logId, from: from) else { return nil }
+        let note = try signedCheckpoint(logId: logId, size: parts.size, root: parts.root)
+        return TreeReceipt(
+            logId: logId,
+            seq: parts.seq,
+            entryHash: parts.entryHash,
+            leafIndex: parts.size - 1,
+            checkpoint: String(decoding: note.bytes, as: UTF8.self),
+            inclusion: parts.inclusion,
+            consistency: parts.consistency.map { TreeReceipt.Consistency(from: from ?? 0, proof: $0) }
+        )
     }
 }

@@ -54,11 +54,7 @@ public final class Collector: Sendable {
         _ batch: SyncBatch
     ) async throws -> (response: SyncResponse, checkpoint: CheckpointVerdict?, incidentsNotKept: Int) {
         guard !batch.entries.isEmpty else {
-            let response = SyncResponse(
-                results: [],
-                receipt: try await store.head(logId: batch.logId).map { receipt(logId: batch.logId, head: $0) }
-            )
-            return (response, nil, 0)
+            return (try await response(batch, results: [], head: try await store.head(logId: batch.logId)), nil, 0)
         }
         let preview = try await store.preview(logId: batch.logId, seqs: batch.entries.map(\.seq))
         var known = trusted
@@ -78,11 +74,19 @@ public final class Collector: Sendable {
             trusted: trusted,
             receivedAt: clock()
         )
-        let response = SyncResponse(
-            results: outcome.results,
-            receipt: outcome.head.map { receipt(logId: batch.logId, head: $0) }
-        )
+        let response = try await response(batch, results: outcome.results, head: outcome.head)
         return (response, outcome.checkpoint, outcome.incidentsNotKept)
+    }
+
+    /// The answer in the batch's version: a JSON receipt for the head (1), or the tree's signed checkpoint with its
+    /// proofs (2). Both are made after the commit, from what it stored.
+    private func response(_ batch: SyncBatch, results: [SyncEntryResult], head: CollectorHead?) async throws
+        -> SyncResponse
+    {
+        guard batch.version == SyncWire.treeVersion else {
+            return SyncResponse(results: results, receipt: head.map { receipt(logId: batch.logId, head: $0) })
+        }
+        return SyncResponse(results: results, treeReceipt: try await treeReceipt(logId: batch.logId, from: batch.treeSize))
     }
 
     /// What the collector holds of a log, with a receipt for its head; nil for a log it knows nothing of.

@@ -40,7 +40,8 @@ public struct DeliveryStatus: Sendable, Hashable {
         public static let lastSuccess = "delivery.lastSuccess"
         /// Last failure.
         public static let lastError = "delivery.lastError"
-        /// The latest verified receipt, canonical JSON.
+        /// The latest verified receipt, canonical JSON: a version 2 tree receipt (its signed checkpoint is the last
+        /// one the agent verified), or a version 1 receipt kept from before.
         public static let receipt = "delivery.receipt"
         /// The collector's Ed25519 public key (64 hex digits), pinned at first contact or configured.
         public static let collectorKey = "delivery.collectorKey"
@@ -91,10 +92,20 @@ public struct DeliveryStatus: Sendable, Hashable {
         )
     }
 
-    /// The verified receipt kept beside the log, if it parses.
-    package static func storedReceipt(_ metadata: [String: String]) -> CollectorReceipt? {
+    /// The log and head of the verified receipt kept beside the log, if it parses: a version 1 JSON receipt or a
+    /// version 2 tree receipt (docs/PROTOCOL.md section 3).
+    package static func storedReceipt(_ metadata: [String: String]) -> (logId: [UInt8], seq: UInt64)? {
+        guard let text = metadata[Meta.receipt], let json = try? JSONValue(parsing: Array(text.utf8)) else {
+            return nil
+        }
+        if let tree = try? TreeReceipt(json: json) { return (tree.logId, tree.seq) }
+        return (try? CollectorReceipt(json: json)).map { ($0.logId, $0.seq) }
+    }
+
+    /// The verified version 2 receipt kept beside the log, if the kept receipt is one.
+    package static func storedTreeReceipt(_ metadata: [String: String]) -> TreeReceipt? {
         metadata[Meta.receipt].flatMap { text in
-            (try? JSONValue(parsing: Array(text.utf8))).flatMap { try? CollectorReceipt(json: $0) }
+            (try? JSONValue(parsing: Array(text.utf8))).flatMap { try? TreeReceipt(json: $0) }
         }
     }
 

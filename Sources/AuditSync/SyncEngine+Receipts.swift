@@ -2,6 +2,7 @@ import AuditChain
 import Crypto
 import AuditStore
 import AuditWire
+import TransparencyLog
 
 /// Receipt verification (docs/DELIVERY.md, "Receipts"): the agent checks the collector's word, it does not trust
 /// it.
@@ -10,9 +11,10 @@ extension SyncEngine {
     enum ReceiptVerdict: Sendable {
         /// No receipt (the collector holds nothing contiguous from the genesis yet).
         case absent
-        /// Signed by the collector's key, for this log, and naming the device's own entry: kept. `pin` is the
-        /// collector key to pin with it (first contact).
-        case verified(CollectorReceipt, pin: Curve25519.Signing.PublicKey?)
+        /// Signed by the collector's key, for this log, naming the device's own entry and (version 2) proving it
+        /// the last leaf of a tree consistent with the last one verified: `stored` is kept. `pin` is the collector
+        /// key to pin with it (first contact).
+        case verified(stored: JSONValue, seq: UInt64, pin: Curve25519.Signing.PublicKey?)
         /// The collector's key cannot be had to check it (first contact, key endpoint unreachable).
         case unverifiable(String)
         /// Forged, for another log, beyond the head, naming another entry, or going back: a lying or forked
@@ -25,16 +27,25 @@ extension SyncEngine {
     /// (and the health is `failing` for a receipt that is refused), and nothing of the answer is applied, so
     /// nothing leaves the queue on the word of a collector that lies.
     func trust(
-        _ receipt: CollectorReceipt?,
+        _ response: SyncResponse,
         report: inout SyncEngine.CycleReport
     ) async throws -> [String: String]? {
-        let verdict = try await check(receipt)
+        let verdict: ReceiptVerdict
+        let offered: JSONValue
+        if response.version == SyncWire.treeVersion {
+            verdict = try await check(response.treeReceipt)
+            offered = response.treeReceipt?.json ?? .null
+        } else {
+            // The agent sends version 2; an answer in version 1 would skip every proof (a downgrade).
+            verdict = .rejected("the collector answered a version 2 batch in version \(response.version)")
+            offered = response.receipt?.json ?? .null
+        }
         let now = clocks.elapsed
         switch verdict {
         case .absent:
             return [:]
-        case .verified(let receipt, let pin):
-            var metadata = [DeliveryStatus.Meta.receipt: String(decoding: receipt.json.canonicalBytes, as: UTF8.self)]
+        case .verified(let stored, let seq, let pin):
+            var metadata = [DeliveryStatus.Meta.receipt: String(decoding: stored.canonicalBytes, as: UTF8.self)]
             if let pin { metadata[DeliveryStatus.Meta.collectorKey] = Hex.encode(pin.rawRepresentation) }
             if let pin {
                 emit(
@@ -47,7 +58,7 @@ extension SyncEngine {
             }
             if case .badReceipt? = pipeline.hold {
                 pipeline.releaseHold()
-                emit("info", "the collector's receipts verify again", ["seq": String(receipt.seq)])
+                emit("info", "the collector's receipts verify again", ["seq": String(seq)])
             }
             return metadata
         case .unverifiable(let reason):
@@ -68,9 +79,12 @@ extension SyncEngine {
             )
             return nil
         case .rejected(let reason):
+            // Evidence: the refused receipt (its signed checkpoint and proofs) beside the last verified one.
+            let previous = try log.storage.snapshot().metadata[DeliveryStatus.Meta.receipt]
             let evidence = JSONValue.object([
                 "reason": .string(reason),
-                "receipt": receipt?.json ?? .null,
+                "receipt": offered,
+                "previous": previous.flatMap { try? JSONValue(parsing: Array($0.utf8)) } ?? .null,
                 "seenAt": .string(AuditTimestamp(millisecondsSinceEpoch: clocks.wallMilliseconds).rfc3339),
             ])
             let text = String(decoding: evidence.canonicalBytes, as: UTF8.self)
@@ -91,19 +105,34 @@ extension SyncEngine {
                 "critical",
                 "the collector's receipt does not verify: its answer is ignored",
                 [
-                    "reason": reason, "seq": receipt.map { String($0.seq) } ?? "none",
+                    "reason": reason, "seq": response.treeReceipt.map { String($0.seq) } ?? "none",
                 ]
             )
             return nil
         }
     }
 
-    /// Verifies a receipt against the pinned (or configured) collector key and the device's own log.
-    func check(_ receipt: CollectorReceipt?) async throws -> ReceiptVerdict {
+    /// The collector's key: configured, pinned, or read now to pin it (first contact); nil when it cannot be had.
+    private func collectorKey(_ metadata: [String: String]) async -> (Curve25519.Signing.PublicKey, pin: Bool)? {
+        if let configured = configuredCollectorKey { return (configured, false) }
+        if let text = metadata[DeliveryStatus.Meta.collectorKey], let raw = Hex.decode(text),
+            let pinned = try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
+        {
+            return (pinned, false)
+        }
+        return await transport.collectorKey().map { ($0, true) }
+    }
+
+    /// Verifies a version 2 receipt (docs/PROTOCOL.md section 3.2, docs/TRANSPARENCY.md section 10): the
+    /// checkpoint's note signature with the pinned collector key, the device's own entry as the tree's last leaf,
+    /// and the new tree's consistency with the last verified one. Every leaf hash the agent checks comes from its
+    /// own entries; it trusts the collector for nothing it checks.
+    func check(_ receipt: TreeReceipt?) async throws -> ReceiptVerdict {
         let snapshot = try log.storage.snapshot()
+        let previous = DeliveryStatus.storedReceipt(snapshot.metadata)
         guard let receipt else {
-            // No head at all, after the collector receipted one: it lost (or hides) the log's genesis.
-            if let previous = DeliveryStatus.storedReceipt(snapshot.metadata) {
+            // No tree at all, after the collector receipted a head: it lost (or hides) the log.
+            if let previous {
                 return .rejected(
                     "the collector answers with no receipt, though it receipted seq \(previous.seq) before: it lost "
                         + "or dropped entries it had receipted"
@@ -111,52 +140,123 @@ extension SyncEngine {
             }
             return .absent
         }
-        var pin: Curve25519.Signing.PublicKey?
-        let key: Curve25519.Signing.PublicKey
-        if let configured = configuredCollectorKey {
-            key = configured
-        } else if let text = snapshot.metadata[DeliveryStatus.Meta.collectorKey], let raw = Hex.decode(text),
-            let pinned = try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
-        {
-            key = pinned
-        } else {
-            guard let published = await transport.collectorKey() else {
-                return .unverifiable("the collector's receipt key cannot be fetched to pin it (first contact)")
-            }
-            key = published
-            pin = published
-        }
-        let keyId = KeyID.signing(key)
-        guard receipt.collectorKeyId == keyId else {
-            return .rejected(
-                "the receipt names collector key \(receipt.collectorKeyId.hex), not the pinned key \(keyId.hex)"
-            )
-        }
-        guard key.isValidSignature(receipt.signature, for: receipt.signedMessage) else {
-            return .rejected("the receipt's signature does not verify with the collector key \(keyId.hex)")
+        guard let (key, pin) = await collectorKey(snapshot.metadata) else {
+            return .unverifiable("the collector's receipt key cannot be fetched to pin it (first contact)")
         }
         let info = try log.info()
+        let logHex = Hex.encode(info.logId)
         guard receipt.logId == info.logId else {
             return .rejected("the receipt is for log \(Hex.encode(receipt.logId)), not this log")
+        }
+        let checkpoint: Checkpoint
+        do {
+            let note = try SignedNote(parsing: Array(receipt.checkpoint.utf8))
+            let origin = String(note.text.prefix { $0 != "\n" })
+            guard origin.hasSuffix("/" + logHex) else {
+                return .rejected("the checkpoint's origin \"\(origin)\" does not end in this log's id \(logHex)")
+            }
+            checkpoint = try Checkpoint(
+                signedNote: note,
+                origin: origin,
+                keys: [try NoteVerifierKey(name: origin, publicKey: key)]
+            )
+        } catch {
+            return .rejected(
+                "the receipt's checkpoint does not verify with the collector key \(KeyID.signing(key).hex): \(error)"
+            )
+        }
+        guard checkpoint.size > 0, receipt.leafIndex == checkpoint.size - 1 else {
+            return .rejected(
+                "the receipt proves leaf \(receipt.leafIndex), not the last leaf of its tree of \(checkpoint.size)"
+            )
         }
         guard receipt.seq <= info.head.seq else {
             return .rejected("the receipt states seq \(receipt.seq), beyond the device's head \(info.head.seq)")
         }
-        if let expected = try ownHash(at: receipt.seq, head: info.head), expected != receipt.entryHash {
+        if let own = try log.entries(seqs: [receipt.seq]).first {
+            let entryHash = (try? SealedEntry(serialized: own.bytes))?.entryHash
+            guard entryHash == receipt.entryHash else {
+                return .rejected(
+                    "the receipt names hash \(Hex.encode(receipt.entryHash)) at seq \(receipt.seq), but the device's "
+                        + "entry there has hash \(entryHash.map(Hex.encode) ?? "none"): the collector holds another "
+                        + "history (fork)"
+                )
+            }
+            do {
+                try MerkleProof.verifyInclusion(
+                    leafHash: MerkleHash.leaf(own.bytes),
+                    index: receipt.leafIndex,
+                    size: checkpoint.size,
+                    proof: receipt.inclusion,
+                    root: checkpoint.rootHash
+                )
+            } catch {
+                return .rejected(
+                    "the device's entry at seq \(receipt.seq) is not leaf \(receipt.leafIndex) of the collector's "
+                        + "signed tree of \(checkpoint.size) (\(error)): the tree holds another history"
+                )
+            }
+        } else if let expected = try ownHash(at: receipt.seq, head: info.head), expected != receipt.entryHash {
+            // The entry itself is gone (retention): its hash, as the chain links it, is all there is to compare.
             return .rejected(
                 "the receipt names hash \(Hex.encode(receipt.entryHash)) at seq \(receipt.seq), but the device's "
                     + "entry there has hash \(Hex.encode(expected)): the collector holds another history (fork)"
             )
         }
-        if let previous = DeliveryStatus.storedReceipt(snapshot.metadata), previous.logId == info.logId,
-            receipt.seq < previous.seq
+        if let last = DeliveryStatus.storedTreeReceipt(snapshot.metadata), last.logId == info.logId,
+            let lastCheckpoint = try? Checkpoint(parsing: Self.noteText(last.checkpoint))
         {
+            if let refusal = Self.consistency(from: lastCheckpoint, to: checkpoint, proof: receipt.consistency) {
+                return .rejected(refusal)
+            }
+        }
+        if let previous, previous.logId == info.logId, receipt.seq < previous.seq {
             return .rejected(
                 "the collector's head went back from seq \(previous.seq) to \(receipt.seq): it lost or dropped "
                     + "entries it had receipted"
             )
         }
-        return .verified(receipt, pin: pin)
+        return .verified(stored: receipt.json, seq: receipt.seq, pin: pin ? key : nil)
+    }
+
+    /// Why the tree `new` does not extend the last verified tree `old`, or nil when the proof shows it does.
+    static func consistency(from old: Checkpoint, to new: Checkpoint, proof: TreeReceipt.Consistency?) -> String? {
+        if new.size < old.size {
+            return "the collector's tree shrank from \(old.size) to \(new.size) leaves: it dropped or rewrote what it "
+                + "had signed"
+        }
+        if new.size == old.size {
+            return new.rootHash == old.rootHash
+                ? nil
+                : "the collector signed two different trees of \(new.size) leaves: it rewrote or forked the log"
+        }
+        guard let proof, proof.from == old.size else {
+            return "the receipt carries no consistency proof from the last verified tree of \(old.size) leaves"
+        }
+        do {
+            try MerkleProof.verifyConsistency(
+                first: old.size,
+                second: new.size,
+                firstRoot: old.rootHash,
+                secondRoot: new.rootHash,
+                proof: proof.proof
+            )
+            return nil
+        } catch {
+            return "the collector's tree of \(new.size) leaves does not extend the tree of \(old.size) it signed "
+                + "before (\(error)): it rewrote or forked the history it showed"
+        }
+    }
+
+    /// The text of a signed note: everything before the blank line that starts its signatures.
+    static func noteText(_ note: String) -> String {
+        guard let parsed = try? SignedNote(parsing: Array(note.utf8)) else { return "" }
+        return parsed.text
+    }
+
+    /// The tree size of the last verified checkpoint, for the next batch's `treeSize`.
+    static func verifiedTreeSize(_ metadata: [String: String]) -> UInt64? {
+        DeliveryStatus.storedTreeReceipt(metadata).flatMap { try? Checkpoint(parsing: noteText($0.checkpoint)).size }
     }
 
     /// The hash of the device's entry at `seq` as its chain links it: the head's hash, the next entry's `prevHash`,

@@ -308,7 +308,8 @@ public actor SyncEngine {
             logId: context.logId,
             batchId: SyncWire.batchKey(logId: context.logId, entries: entries.map(\.bytes)),
             entries: entries.map { SyncEntry(seq: $0.seq, bytes: $0.bytes) },
-            checkpoint: context.checkpoint
+            checkpoint: context.checkpoint,
+            treeSize: Self.verifiedTreeSize(try log.storage.snapshot().metadata)
         )
         let started = clocks.elapsed
         let outcome = await transport.send(batch)
@@ -325,7 +326,7 @@ public actor SyncEngine {
             lastLatency = now - started
             // An answer is acted on only if its receipt verifies: a lying or forked collector's word drops nothing.
             // (Whether the answer ends the outage is decided by `apply`: a refusal of the whole log does not.)
-            guard let receiptMetadata = try await trust(response.receipt, report: &report) else { return }
+            guard let receiptMetadata = try await trust(response, report: &report) else { return }
             try await apply(
                 response,
                 sent: Set(entries.map(\.seq)),

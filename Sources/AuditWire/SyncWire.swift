@@ -4,8 +4,14 @@ import Foundation
 
 /// The JSON messages of the sync protocol (docs/PROTOCOL.md), shared by the agent and the collector.
 public enum SyncWire {
-    /// The protocol version carried as `"v"` in every message.
+    /// The protocol version carried as `"v"` in the messages that have one version only (the collector key), and
+    /// in version 1 batches and answers.
     public static let version: Int64 = 1
+    /// The ingest version whose receipt is a signed checkpoint with Merkle proofs (docs/PROTOCOL.md section 3.2),
+    /// which agents send. A collector answers each batch in the batch's version.
+    public static let treeVersion: Int64 = 2
+    /// Largest number of hashes in a proof of a receipt: a tree of 2^64 leaves needs 64 (consistency 65).
+    public static let maxProofHashes = 65
     /// The path of the ingest endpoint.
     public static let eventsPath = "/v1/audit/events"
     /// Largest request body the reference collector takes (bytes); larger requests get 413.
@@ -61,20 +67,34 @@ public struct SyncBatch: Sendable, Hashable {
     public var entries: [SyncEntry]
     /// The agent's latest detached checkpoint, if it has one.
     public var checkpoint: SignedCheckpoint?
+    /// The protocol version: 1 (JSON receipts) or 2 (``SyncWire/treeVersion``: checkpoint receipts).
+    public var version: Int64
+    /// Version 2: the size of the collector's tree in the last checkpoint the agent verified (nil: none), for the
+    /// consistency proof the answer carries from it.
+    public var treeSize: UInt64?
 
     /// Creates a batch.
-    public init(logId: [UInt8], batchId: String, entries: [SyncEntry], checkpoint: SignedCheckpoint?) {
+    public init(
+        logId: [UInt8],
+        batchId: String,
+        entries: [SyncEntry],
+        checkpoint: SignedCheckpoint?,
+        version: Int64 = SyncWire.treeVersion,
+        treeSize: UInt64? = nil
+    ) {
         self.logId = logId
         self.batchId = batchId
         self.entries = entries
         self.checkpoint = checkpoint
+        self.version = version
+        self.treeSize = version == SyncWire.treeVersion ? treeSize : nil
     }
 
     /// The JSON body.
     public var json: JSONValue {
         let logHex = Hex.encode(logId)
         var members: [String: JSONValue] = [
-            "v": .integer(SyncWire.version),
+            "v": .integer(version),
             "logId": .string(logHex),
             "batchId": .string(batchId),
             "entries": .array(
@@ -88,6 +108,7 @@ public struct SyncBatch: Sendable, Hashable {
             ),
         ]
         members["checkpoint"] = checkpoint?.json ?? .null
+        if version == SyncWire.treeVersion { members["treeSize"] = treeSize.map { .unsigned($0) } ?? .null }
         return .object(members)
     }
 
@@ -95,7 +116,15 @@ public struct SyncBatch: Sendable, Hashable {
     /// - Throws: ``SyncWire/DecodingError`` naming the member that is wrong.
     public init(json value: JSONValue) throws(SyncWire.DecodingError) {
         guard let members = value.objectValue else { throw .init("the body is not a JSON object") }
-        guard members["v"] == .integer(SyncWire.version) else { throw .init("member \"v\" must be 1") }
+        guard let version = members["v"]?.integerValue, version == SyncWire.version || version == SyncWire.treeVersion
+        else { throw .init("member \"v\" must be 1 or 2") }
+        var treeSize: UInt64?
+        if version == SyncWire.treeVersion, let value = members["treeSize"], value != .null {
+            guard let size = value.integerValue, size >= 0 else {
+                throw .init("member \"treeSize\" must be a non-negative integer or null")
+            }
+            treeSize = UInt64(size)
+        }
         guard let logHex = members["logId"]?.stringValue, let logId = Hex.decode(logHex),
             logId.count == FormatConstants.logIdSize
         else { throw .init("member \"logId\" must be 32 hex digits") }
@@ -126,7 +155,14 @@ public struct SyncBatch: Sendable, Hashable {
                 throw .init("member \"checkpoint\": \(error.message)")
             }
         }
-        self.init(logId: logId, batchId: batchId, entries: entries, checkpoint: checkpoint)
+        self.init(
+            logId: logId,
+            batchId: batchId,
+            entries: entries,
+            checkpoint: checkpoint,
+            version: version,
+            treeSize: treeSize
+        )
     }
 }
 
@@ -270,24 +306,165 @@ public struct CollectorReceipt: Sendable, Hashable {
     }
 }
 
+/// Version 2's receipt (docs/PROTOCOL.md section 3.2): the collector's tree of the log as a signed C2SP checkpoint,
+/// with the proofs that let the agent check it against its own entries and its last verified checkpoint.
+public struct TreeReceipt: Sendable, Hashable {
+    /// A consistency proof from an earlier tree size to the checkpoint's.
+    public struct Consistency: Sendable, Hashable {
+        /// The earlier size (the `treeSize` the batch stated).
+        public var from: UInt64
+        /// The proof's hashes (RFC 9162 section 2.1.4).
+        public var proof: [[UInt8]]
+
+        /// Creates one.
+        public init(from: UInt64, proof: [[UInt8]]) {
+            self.from = from
+            self.proof = proof
+        }
+    }
+
+    /// The log.
+    public var logId: [UInt8]
+    /// The seq of the tree's last leaf: the collector's contiguous head.
+    public var seq: UInt64
+    /// The entry hash at `seq`.
+    public var entryHash: [UInt8]
+    /// The last leaf's index: the checkpoint's size minus one.
+    public var leafIndex: UInt64
+    /// The signed checkpoint note, as the collector signed it (docs/TRANSPARENCY.md section 7).
+    public var checkpoint: String
+    /// The inclusion proof of leaf `leafIndex` (the entry at `seq`) in the checkpoint's tree.
+    public var inclusion: [[UInt8]]
+    /// The consistency proof from the batch's `treeSize` when it was smaller than the checkpoint's and not 0.
+    public var consistency: Consistency?
+
+    /// Creates a receipt.
+    public init(
+        logId: [UInt8],
+        seq: UInt64,
+        entryHash: [UInt8],
+        leafIndex: UInt64,
+        checkpoint: String,
+        inclusion: [[UInt8]],
+        consistency: Consistency?
+    ) {
+        self.logId = logId
+        self.seq = seq
+        self.entryHash = entryHash
+        self.leafIndex = leafIndex
+        self.checkpoint = checkpoint
+        self.inclusion = inclusion
+        self.consistency = consistency
+    }
+
+    private static func hashes(_ proof: [[UInt8]]) -> JSONValue {
+        .array(proof.map { .string(Data($0).base64EncodedString()) })
+    }
+
+    /// The JSON form.
+    public var json: JSONValue {
+        .object([
+            "v": .integer(SyncWire.treeVersion),
+            "logId": .string(Hex.encode(logId)),
+            "seq": .unsigned(seq),
+            "entryHash": .string(Hex.encode(entryHash)),
+            "leafIndex": .unsigned(leafIndex),
+            "checkpoint": .string(checkpoint),
+            "inclusion": Self.hashes(inclusion),
+            "consistency": consistency.map { .object(["from": .unsigned($0.from), "proof": Self.hashes($0.proof)]) }
+                ?? .null,
+        ])
+    }
+
+    /// Reads the JSON form. Sizes are bounded: at most ``SyncWire/maxProofHashes`` hashes per proof, each 32 bytes,
+    /// and a checkpoint of at most 8 KiB.
+    /// - Throws: ``SyncWire/DecodingError`` naming the member that is wrong.
+    public init(json value: JSONValue) throws(SyncWire.DecodingError) {
+        guard let members = value.objectValue, members["v"] == .integer(SyncWire.treeVersion) else {
+            throw .init("receipt: member \"v\" must be 2")
+        }
+        func hex(_ name: String, _ size: Int) throws(SyncWire.DecodingError) -> [UInt8] {
+            guard let text = members[name]?.stringValue, let bytes = Hex.decode(text), bytes.count == size else {
+                throw .init("receipt: member \"\(name)\" must be \(size * 2) hex digits")
+            }
+            return bytes
+        }
+        func unsigned(_ value: JSONValue?, _ name: String) throws(SyncWire.DecodingError) -> UInt64 {
+            guard let number = value?.integerValue, number >= 0 else {
+                throw .init("receipt: member \"\(name)\" must be a non-negative integer")
+            }
+            return UInt64(number)
+        }
+        func hashes(_ value: JSONValue?, _ name: String) throws(SyncWire.DecodingError) -> [[UInt8]] {
+            guard case .array(let items)? = value, items.count <= SyncWire.maxProofHashes else {
+                throw .init("receipt: member \"\(name)\" must be an array of at most \(SyncWire.maxProofHashes) hashes")
+            }
+            var proof: [[UInt8]] = []
+            for item in items {
+                guard let text = item.stringValue, let data = Data(base64Encoded: text), data.count == 32 else {
+                    throw .init("receipt: member \"\(name)\" must hold base64 SHA-256 hashes")
+                }
+                proof.append(Array(data))
+            }
+            return proof
+        }
+        guard let checkpoint = members["checkpoint"]?.stringValue, checkpoint.utf8.count <= 8192 else {
+            throw .init("receipt: member \"checkpoint\" must be a signed note of at most 8192 bytes")
+        }
+        var consistency: Consistency?
+        if let value = members["consistency"], value != .null {
+            guard let fields = value.objectValue else {
+                throw .init("receipt: member \"consistency\" must be an object or null")
+            }
+            consistency = Consistency(
+                from: try unsigned(fields["from"], "consistency.from"),
+                proof: try hashes(fields["proof"], "consistency.proof")
+            )
+        }
+        self.init(
+            logId: try hex("logId", FormatConstants.logIdSize),
+            seq: try unsigned(members["seq"], "seq"),
+            entryHash: try hex("entryHash", FormatConstants.hashSize),
+            leafIndex: try unsigned(members["leafIndex"], "leafIndex"),
+            checkpoint: checkpoint,
+            inclusion: try hashes(members["inclusion"], "inclusion"),
+            consistency: consistency
+        )
+    }
+}
+
 /// The 200 response of `POST /v1/audit/events`: one result per entry of the batch, in the batch's order, and a
 /// receipt for the head the collector now holds (absent when it holds nothing contiguous from the genesis yet).
 public struct SyncResponse: Sendable, Hashable {
     /// Per-entry results.
     public var results: [SyncEntryResult]
-    /// The signed head.
+    /// The signed head (version 1).
     public var receipt: CollectorReceipt?
+    /// The signed tree head with its proofs (version 2).
+    public var treeReceipt: TreeReceipt?
+    /// The protocol version: the batch's.
+    public var version: Int64
 
-    /// Creates a response.
+    /// Creates a version 1 response.
     public init(results: [SyncEntryResult], receipt: CollectorReceipt?) {
         self.results = results
         self.receipt = receipt
+        self.treeReceipt = nil
+        self.version = SyncWire.version
+    }
+
+    /// Creates a version 2 response.
+    public init(results: [SyncEntryResult], treeReceipt: TreeReceipt?) {
+        self.results = results
+        self.receipt = nil
+        self.treeReceipt = treeReceipt
+        self.version = SyncWire.treeVersion
     }
 
     /// The JSON body.
     public var json: JSONValue {
         .object([
-            "v": .integer(SyncWire.version),
+            "v": .integer(version),
             "results": .array(
                 results.map { result in
                     .object([
@@ -298,15 +475,17 @@ public struct SyncResponse: Sendable, Hashable {
                     ])
                 }
             ),
-            "receipt": receipt?.json ?? .null,
+            "receipt": (version == SyncWire.treeVersion ? treeReceipt?.json : receipt?.json) ?? .null,
         ])
     }
 
     /// Reads a body.
     /// - Throws: ``SyncWire/DecodingError`` naming the member that is wrong.
     public init(json value: JSONValue) throws(SyncWire.DecodingError) {
-        guard let members = value.objectValue, members["v"] == .integer(SyncWire.version) else {
-            throw .init("response: member \"v\" must be 1")
+        guard let members = value.objectValue, let version = members["v"]?.integerValue,
+            version == SyncWire.version || version == SyncWire.treeVersion
+        else {
+            throw .init("response: member \"v\" must be 1 or 2")
         }
         guard case .array(let items)? = members["results"] else { throw .init("response: \"results\" is missing") }
         var results: [SyncEntryResult] = []
@@ -325,8 +504,14 @@ public struct SyncResponse: Sendable, Hashable {
                 )
             )
         }
-        var receipt: CollectorReceipt?
-        if let value = members["receipt"], value != .null { receipt = try CollectorReceipt(json: value) }
-        self.init(results: results, receipt: receipt)
+        guard let value = members["receipt"], value != .null else {
+            self = version == SyncWire.version ? .init(results: results, receipt: nil) : .init(results: results, treeReceipt: nil)
+            return
+        }
+        if version == SyncWire.version {
+            self.init(results: results, receipt: try CollectorReceipt(json: value))
+        } else {
+            self.init(results: results, treeReceipt: try TreeReceipt(json: value))
+        }
     }
 }

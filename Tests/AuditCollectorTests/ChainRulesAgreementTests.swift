@@ -224,7 +224,7 @@ import TestKit
         case .gap(let bridged):
             #expect(result.status == .accepted, "\(result.reason)")
             let head = bridged ? test.candidate.header.seq : test.previous!.seq
-            #expect(reply.receipt?.seq == head)
+            #expect(reply.treeReceipt?.seq == head)
         case .repeated:
             #expect(result.status == .rejected)
             #expect(result.code == 409 && result.reason.hasPrefix("fork"))

@@ -15,7 +15,7 @@ import TestKit
         try await withCollector(directory) { client, collector in
             let first = try #require(try await client.post(chain.batch([0, 1, 2, 5])).response)
             #expect(first.results.allSatisfy { $0.status == .accepted })
-            #expect(first.receipt?.seq == 2)
+            #expect(first.treeReceipt?.seq == 2)
             let stuck = try #require(try await client.head(chain.logId).json?.objectValue)
             #expect(stuck["seq"] == .integer(2))
             #expect(stuck["highestSeq"] == .integer(5))
@@ -23,7 +23,7 @@ import TestKit
 
             let second = try #require(try await client.post(chain.batch([6, 7])).response)
             #expect(second.summary == ["6:accepted:200", "7:accepted:200"])
-            let receipt = try #require(second.receipt)
+            let receipt = try #require(second.treeReceipt)
             #expect(receipt.seq == 7)
             #expect(receipt.entryHash == chain.entries[7].entryHash)
             let bridged = try #require(try await client.head(chain.logId).json?.objectValue)
@@ -41,12 +41,12 @@ import TestKit
         try await withCollector(directory) { client, _ in
             let reply = try #require(try await client.post(chain.batch([0, 1, 2, 5, 6])).response)
             #expect(reply.results.allSatisfy { $0.status == .accepted })
-            #expect(reply.receipt?.seq == 2)
+            #expect(reply.treeReceipt?.seq == 2)
             let head = try #require(try await client.head(chain.logId).json?.objectValue)
             #expect(head["gaps"] == .array([.object(["from": .integer(3), "to": .integer(4)])]))
             // Entry 3 arrives: the head passes it and then the bridged gap at 4.
             let late = try #require(try await client.post(chain.batch([3])).response)
-            #expect(late.receipt?.seq == 6)
+            #expect(late.treeReceipt?.seq == 6)
         }
     }
 }

@@ -7,12 +7,17 @@ import TestKit
 
 /// The collector's ingest rules, over real HTTP on loopback.
 @Suite struct CollectorIngestTests {
-    @Test func acceptsChainFromGenesisAndSignsTheHead() async throws {
+    @Test("a version 1 batch (an agent from before the tree) gets version 1's JSON receipt for the head")
+    func acceptsChainFromGenesisAndSignsTheHead() async throws {
         let directory = CollectorTempDir()
         var chain = CollectorChain()
         chain.appendEvents(9)
         try await withCollector(directory) { client, collector in
-            let reply = try await client.post(chain.batch())
+            var old = chain.batch()
+            old.version = SyncWire.version
+            old.treeSize = nil
+            let reply = try await client.post(old)
+            #expect(reply.json?.objectValue?["v"] == .integer(1))
             #expect(reply.status == 200)
             let response = try #require(reply.response)
             #expect(response.results.count == 10)
@@ -53,7 +58,7 @@ import TestKit
             other.batchId = "a-different-batch-id"
             let again = try #require(try await client.post(other).response)
             #expect(again.results.allSatisfy { $0.status == .duplicate && $0.code == 200 })
-            #expect(again.receipt?.seq == 4)
+            #expect(again.treeReceipt?.seq == 4)
             // The very same batch id: the stored results again, nothing stored twice.
             let replay = try #require(try await client.post(chain.batch()).response)
             #expect(replay.results.count == 5)
@@ -137,7 +142,7 @@ import TestKit
             // The true entry 2 still links both ways and closes the gap.
             let fixed = try #require(try await client.post(chain.batch([2])).response)
             #expect(fixed.summary == ["2:accepted:200"])
-            #expect(fixed.receipt?.seq == 3)
+            #expect(fixed.treeReceipt?.seq == 3)
         }
     }
 
@@ -153,13 +158,13 @@ import TestKit
             #expect(early.summary == ["4:rejected:503", "5:rejected:503"])
             #expect(early.results.filter(\.isRetryable).count == 2)
             #expect(early.results[0].reason.contains("unknown signing key"))
-            #expect(early.receipt?.seq == 2)
+            #expect(early.treeReceipt?.seq == 2)
             let rotation = try #require(try await client.post(chain.batch([3])).response)
             #expect(rotation.summary == ["3:accepted:200"])
             // The same batch again (same batch id): processed anew because it held retryable rejections.
             let retried = try #require(try await client.post(chain.batch([4, 5])).response)
             #expect(retried.summary == ["4:accepted:200", "5:accepted:200"])
-            #expect(retried.receipt?.seq == 5)
+            #expect(retried.treeReceipt?.seq == 5)
         }
     }
 
@@ -174,7 +179,7 @@ import TestKit
         try await withCollector(directory) { client, _ in
             let reply = try #require(try await client.post(chain.batch()).response)
             #expect(reply.results.allSatisfy { $0.status == .accepted })
-            #expect(reply.receipt?.seq == 4)
+            #expect(reply.treeReceipt?.seq == 4)
             let late = try #require(
                 try await client.post(CollectorChain.batch(logId: chain.logId, [byRetiredKey])).response
             )

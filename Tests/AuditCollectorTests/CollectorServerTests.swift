@@ -84,7 +84,7 @@ import TestKit
         chain.rotate()
         chain.appendEvents(1)
         let firstKey = try await withCollector(directory) { client, _ in
-            #expect(try await client.post(chain.batch([0, 1, 2, 3, 4])).response?.receipt?.seq == 4)
+            #expect(try await client.post(chain.batch([0, 1, 2, 3, 4])).response?.treeReceipt?.seq == 4)
             return try await client.collectorKey().rawRepresentation
         }
         chain.appendEvents(2)
@@ -93,7 +93,7 @@ import TestKit
             let again = try #require(try await client.post(chain.batch()).response)
             #expect(again.summary.prefix(5).allSatisfy { $0.hasSuffix(":duplicate:200") })
             #expect(again.summary.suffix(3) == ["5:accepted:200", "6:accepted:200", "7:accepted:200"])
-            #expect(again.receipt?.seq == 7)
+            #expect(again.treeReceipt?.seq == 7)
             #expect(try await collector.store.count(logId: chain.logId) == 8)
         }
     }
@@ -139,7 +139,7 @@ import TestKit
             #expect(try await client.post(trustedChain.batch()).response?.summary == ["0:accepted:200"])
             let stranger = try #require(try await client.post(strangerChain.batch()).response)
             #expect(stranger.summary == ["0:rejected:503"])
-            #expect(stranger.receipt == nil)
+            #expect(stranger.treeReceipt == nil)
         }
     }
 }

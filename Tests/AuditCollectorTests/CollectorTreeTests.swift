@@ -1,5 +1,6 @@
 import AuditChain
 import AuditCollector
+import AuditWire
 import Crypto
 import Foundation
 import GRDB
@@ -154,6 +155,98 @@ import TransparencyLog
             #expect(throws: (any Error).self) {
                 try Checkpoint(signedNote: firstNote, origin: key.name, keys: [other])
             }
+        }
+    }
+}
+
+/// Version 2's receipt (docs/PROTOCOL.md section 3.2): the ingest answer carries the tree's signed checkpoint, the
+/// inclusion of the head's entry as its last leaf, and the consistency from the batch's `treeSize`.
+@Suite struct CollectorTreeReceiptTests {
+    /// Checks a receipt as the agent does, from the chain's own entries; returns its checkpoint.
+    static func verify(
+        _ receipt: TreeReceipt,
+        chain: CollectorChain,
+        key: Curve25519.Signing.PublicKey,
+        previous: Checkpoint?
+    ) throws -> Checkpoint {
+        let origin = "audit-collector.localhost/" + Hex.encode(chain.logId)
+        let checkpoint = try Checkpoint(
+            signedNote: try SignedNote(parsing: Array(receipt.checkpoint.utf8)),
+            origin: origin,
+            keys: [try NoteVerifierKey(name: origin, publicKey: key)]
+        )
+        let entry = chain.entries[Int(receipt.seq)]
+        #expect(receipt.entryHash == entry.entryHash)
+        #expect(receipt.leafIndex == checkpoint.size - 1)
+        try MerkleProof.verifyInclusion(
+            leafHash: MerkleHash.leaf(entry.serialized),
+            index: receipt.leafIndex,
+            size: checkpoint.size,
+            proof: receipt.inclusion,
+            root: checkpoint.rootHash
+        )
+        if let previous, previous.size < checkpoint.size {
+            let consistency = try #require(receipt.consistency)
+            #expect(consistency.from == previous.size)
+            try MerkleProof.verifyConsistency(
+                first: previous.size,
+                second: checkpoint.size,
+                firstRoot: previous.rootHash,
+                secondRoot: checkpoint.rootHash,
+                proof: consistency.proof
+            )
+        }
+        return checkpoint
+    }
+
+    @Test("each answer's checkpoint verifies, proves the head's entry, and extends the size the batch stated")
+    func receiptsProveAndExtend() async throws {
+        let directory = CollectorTempDir()
+        var chain = CollectorChain()
+        chain.appendEvents(9)  // 1...9
+        chain.appendRemoval(first: 8, last: 9)  // 10: accounts for 8 and 9, never delivered
+        chain.appendEvents(3)  // 11...13
+        try await withCollector(directory) { client, _ in
+            let key = try await client.collectorKey()
+            var previous: Checkpoint?
+            for seqs in [[0, 1, 2], [3], [4, 5, 6, 7, 10], [11, 12, 13]] {
+                var batch = chain.batch(seqs)
+                batch.treeSize = previous?.size
+                let reply = try #require(try await client.post(batch).response)
+                #expect(reply.version == SyncWire.treeVersion)
+                let receipt = try #require(reply.treeReceipt)
+                #expect(receipt.seq == UInt64(seqs.last!))
+                previous = try Self.verify(receipt, chain: chain, key: key, previous: previous)
+            }
+            // 14 entries less the two removed ones.
+            #expect(previous?.size == 12)
+            // The same size again: no proof needed, the same root; a size beyond the tree gets no proof.
+            var same = chain.batch([13])
+            same.treeSize = 12
+            let again = try #require(try await client.post(same).response?.treeReceipt)
+            #expect(again.consistency == nil)
+            #expect(try Self.verify(again, chain: chain, key: key, previous: previous).rootHash == previous?.rootHash)
+            var beyond = chain.batch([13])
+            beyond.treeSize = 1000
+            #expect(try await client.post(beyond).response?.treeReceipt?.consistency == nil)
+        }
+    }
+
+    @Test("a database from before the tree answers a replayed batch with a receipt of the whole tree")
+    func olderDatabaseAnswersWithATree() async throws {
+        let directory = CollectorTempDir()
+        var chain = CollectorChain()
+        chain.appendEvents(4)
+        try await withCollector(directory) { client, _ in
+            _ = try #require(try await client.post(chain.batch()).response)
+        }
+        let queue = try DatabaseQueue(path: directory.database)
+        try await queue.write { db in try db.execute(sql: "DELETE FROM trees; DELETE FROM tree_tiles") }
+        try await withCollector(directory) { client, _ in
+            // The same batch again is replayed from the stored results, which builds no tree; the answer does.
+            let receipt = try #require(try await client.post(chain.batch()).response?.treeReceipt)
+            let checkpoint = try Self.verify(receipt, chain: chain, key: try await client.collectorKey(), previous: nil)
+            #expect(checkpoint.size == 5)
         }
     }
 }

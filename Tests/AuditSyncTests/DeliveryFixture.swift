@@ -6,6 +6,7 @@ import Crypto
 import Foundation
 import Synchronization
 import TestKit
+import TransparencyLog
 
 /// A transport whose answers the test scripts; by default it acts as a collector that accepts everything.
 final class ScriptedTransport: SyncTransport {
@@ -20,14 +21,16 @@ final class ScriptedTransport: SyncTransport {
     private let state = Mutex((answer: Answer.acceptAll, batches: [SyncBatch](), delivered: [UInt64: [UInt8]]()))
 
     private let reachable = Mutex(false)
-    private let receipt = Mutex<(@Sendable (SyncBatch) -> CollectorReceipt?)?>(nil)
+    /// Makes a receipt from the batch and what the scripted collector holds by seq.
+    typealias MakeReceipt = @Sendable (SyncBatch, [UInt64: [UInt8]]) -> TreeReceipt?
+    private let receipt = Mutex<MakeReceipt?>(nil)
     /// The key the scripted collector signs its receipts with and publishes.
     let collectorSigningKey = SigningKey.generate()
     private let publishedKey = Mutex<Curve25519.Signing.PublicKey??>(nil)
 
-    /// Makes every 200 answer carry the receipt this returns for the batch (by default, a receipt signed with
+    /// Makes every 200 answer carry the receipt this returns for the batch (by default, a tree receipt signed with
     /// ``collectorSigningKey`` for the contiguous head of what it holds, bridging gaps with removal records).
-    func setReceipt(_ make: (@Sendable (SyncBatch) -> CollectorReceipt?)?) { receipt.withLock { $0 = make } }
+    func setReceipt(_ make: MakeReceipt?) { receipt.withLock { $0 = make } }
 
     /// Publishes another key at the key endpoint (`.some(nil)`: none).
     func publishKey(_ key: Curve25519.Signing.PublicKey?) { publishedKey.withLock { $0 = .some(key) } }
@@ -36,8 +39,9 @@ final class ScriptedTransport: SyncTransport {
         publishedKey.withLock { $0 } ?? collectorSigningKey.publicKey
     }
 
-    /// A receipt for the contiguous head of `held` (gaps bridged by accounted-removal records with a full count).
-    static func contiguousReceipt(_ held: [UInt64: [UInt8]], logId: [UInt8], key: SigningKey) -> CollectorReceipt? {
+    /// The contiguous head of `held` (gaps bridged by accounted-removal records with a full count): its seq, or nil
+    /// without a genesis.
+    static func contiguousHead(_ held: [UInt64: [UInt8]]) -> UInt64? {
         guard let genesis = held[0], var hash = try? SealedEntry(serialized: genesis).entryHash else { return nil }
         var removals: [SystemRecord.Removal] = []
         for bytes in held.values {
@@ -52,11 +56,13 @@ final class ScriptedTransport: SyncTransport {
             }
         }
         var seq: UInt64 = 0
+        var confirmed: UInt64 = 0
         while true {
             if let bytes = held[seq + 1], let entry = try? SealedEntry(serialized: bytes), entry.header.prevHash == hash
             {
                 seq += 1
                 hash = entry.entryHash
+                confirmed = seq
             } else if let bridge = removals.filter({ $0.firstSeq == seq + 1 }).max(by: { $0.lastSeq < $1.lastSeq }) {
                 seq = bridge.lastSeq
                 hash = bridge.lastRemovedHash
@@ -64,12 +70,42 @@ final class ScriptedTransport: SyncTransport {
                 break
             }
         }
-        return CollectorReceipt(
-            logId: logId,
-            seq: seq,
-            entryHash: hash,
-            receivedAt: AuditTimestamp(millisecondsSinceEpoch: 0),
-            key: key
+        return confirmed
+    }
+
+    /// A version 2 receipt as an honest collector makes it (docs/PROTOCOL.md section 3.2): the tree's leaves are
+    /// the held entries up to the contiguous head, in seq order; the checkpoint is signed with `key`; the proofs are
+    /// the last leaf's inclusion and the consistency from `batch.treeSize`. `leaves` may alter the leaves first (a
+    /// forking collector).
+    static func treeReceipt(
+        _ held: [UInt64: [UInt8]],
+        batch: SyncBatch,
+        key: SigningKey,
+        leaves alter: ([[UInt8]]) -> [[UInt8]] = { $0 }
+    ) -> TreeReceipt? {
+        guard let head = contiguousHead(held), let last = held[head],
+            let entryHash = try? SealedEntry(serialized: last).entryHash
+        else { return nil }
+        let leaves = alter(held.keys.sorted().filter { $0 <= head }.compactMap { held[$0] })
+        let tree = MerkleTree(leaves: leaves)
+        let size = UInt64(leaves.count)
+        let origin = "scripted.localhost/" + Hex.encode(batch.logId)
+        guard let root = tree.root(size: size), let inclusion = tree.inclusionProof(index: size - 1, size: size),
+            let signer = try? NoteSigner(name: origin, privateKey: key.privateKey),
+            let note = try? Checkpoint(origin: origin, size: size, rootHash: root).sign(with: [signer])
+        else { return nil }
+        var consistency: TreeReceipt.Consistency?
+        if let from = batch.treeSize, from > 0, from < size {
+            consistency = .init(from: from, proof: tree.consistencyProof(first: from, second: size) ?? [])
+        }
+        return TreeReceipt(
+            logId: batch.logId,
+            seq: head,
+            entryHash: entryHash,
+            leafIndex: size - 1,
+            checkpoint: String(decoding: note.bytes, as: UTF8.self),
+            inclusion: inclusion,
+            consistency: consistency
         )
     }
 
@@ -104,10 +140,11 @@ final class ScriptedTransport: SyncTransport {
                     results.append(SyncEntryResult(seq: entry.seq, status: duplicate ? .duplicate : .accepted))
                 }
             }
+            let delivered = state.delivered
             let made =
-                receipt.withLock { $0 }.map { $0(batch) }
-                ?? Self.contiguousReceipt(state.delivered, logId: batch.logId, key: collectorSigningKey)
-            let body = SyncResponse(results: results, receipt: made).json.canonicalBytes
+                receipt.withLock { $0 }.map { $0(batch, delivered) }
+                ?? Self.treeReceipt(delivered, batch: batch, key: collectorSigningKey)
+            let body = SyncResponse(results: results, treeReceipt: made).json.canonicalBytes
             return .response(status: 200, retryAfter: nil, body: body)
         }
     }

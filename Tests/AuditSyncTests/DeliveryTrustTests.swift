@@ -222,7 +222,7 @@ struct DeliveryTrustTests {
             let status = try rig.status
             #expect(status.pending == 6 && status.dlq == 0 && status.receiptSeq == nil && status.health == "failing")
             let evidence = try rig.log.storage.snapshot().metadata[DeliveryStatus.Meta.rejectedReceipt]
-            #expect(evidence?.contains("not the pinned key") == true)
+            #expect(evidence?.contains("does not verify with the collector key") == true)
         }
     }
 }

@@ -150,13 +150,13 @@ struct PinnedDeliveryTests {
         #expect(try await fixture.engine.cycle().health == .healthy)
         // The collector accepts everything from now on, but its receipt stays at seq 2.
         let stuck = try #require(
-            ScriptedTransport.contiguousReceipt(
+            ScriptedTransport.treeReceipt(
                 fixture.transport.delivered,
-                logId: try fixture.log.info().logId,
+                batch: SyncBatch(logId: try fixture.log.info().logId, batchId: "stuck", entries: [], checkpoint: nil),
                 key: fixture.transport.collectorSigningKey
             )
         )
-        fixture.transport.setReceipt { _ in stuck }
+        fixture.transport.setReceipt { _, _ in stuck }
         try await fixture.append(3)
         let report = try await fixture.engine.cycle()
         #expect(report.delivered == 3 && report.health == .healthy)
@@ -202,7 +202,7 @@ struct PinnedDeliveryTests {
         let fixture = try await DeliveryFixture()
         try await fixture.append(2)
         #expect(try await fixture.engine.cycle().delivered == 3)
-        fixture.transport.setReceipt { _ in nil }
+        fixture.transport.setReceipt { _, _ in nil }
         try await fixture.append(1)
         let report = try await fixture.engine.cycle()
         #expect(report.health == .failing && report.delivered == 0)

@@ -99,7 +99,7 @@ struct SyncClassifierTests {
             "",
             "<html>ok</html>",
             #"{"v":1}"#,
-            #"{"v":2,"results":[]}"#,
+            #"{"v":3,"results":[]}"#,
             #"{"v":1,"results":[{"seq":-1,"status":"accepted","code":200}]}"#,
             #"{"v":1,"results":[{"seq":1,"status":"stored","code":200}]}"#,
             #"{"v":1,"results":[{"seq":1,"status":"rejected","code":600}]}"#,

@@ -66,39 +66,61 @@ struct SyncEngineTests {
         #expect(await fixture.engine.probeIfDown() == false)
     }
 
-    @Test("a receipt is kept only if signed by the pinned collector key, for this log, naming the device's hash")
+    @Test("a receipt is kept only if signed for this log, proving the device's entry last, extending the last tree")
     func receipts() async throws {
         let fixture = try await DeliveryFixture()
-        let collectorKey = fixture.transport.collectorSigningKey
-        let logId = try fixture.log.info().logId
-        @Sendable func receipt(_ batch: SyncBatch, logId: [UInt8], flip: Bool, key: SigningKey) -> CollectorReceipt? {
-            guard let last = batch.entries.last, var hash = try? SealedEntry(serialized: last.bytes).entryHash
-            else { return nil }
-            if flip { hash[0] ^= 1 }
-            return CollectorReceipt(
-                logId: logId,
-                seq: last.seq,
-                entryHash: hash,
-                receivedAt: AuditTimestamp(millisecondsSinceEpoch: 0),
-                key: key
-            )
-        }
-        fixture.transport.setReceipt { receipt($0, logId: logId, flip: false, key: collectorKey) }
+        let key = fixture.transport.collectorSigningKey
+        let honest: ScriptedTransport.MakeReceipt = { ScriptedTransport.treeReceipt($1, batch: $0, key: key) }
+        fixture.transport.setReceipt(honest)
         try await fixture.append(2)
         try await fixture.engine.cycle()
         #expect(try fixture.status.receiptSeq == 2)
         #expect(try fixture.status.health == "healthy")
         let pinned = try fixture.log.storage.snapshot().metadata[DeliveryStatus.Meta.collectorKey]
-        #expect(pinned == Hex.encode(collectorKey.publicKey.rawRepresentation))
-        // Each lie: the answer is ignored (nothing leaves the queue), health is failing, the receipt is kept as
-        // evidence; a good receipt after the pause recovers.
-        let lies: [(String, @Sendable (SyncBatch) -> CollectorReceipt?)] = [
-            ("another hash", { receipt($0, logId: logId, flip: true, key: collectorKey) }),
-            ("another log", { receipt($0, logId: [UInt8](repeating: 7, count: 16), flip: false, key: collectorKey) }),
-            ("another key", { receipt($0, logId: logId, flip: false, key: .generate()) }),
+        #expect(pinned == Hex.encode(key.publicKey.rawRepresentation))
+        #expect(fixture.transport.batches.last?.treeSize == nil)
+        // Each lie: the answer is ignored (nothing leaves the queue), health is failing, the refused receipt is kept
+        // as evidence beside the last verified one; an honest receipt after the pause recovers.
+        let lies: [(String, String, ScriptedTransport.MakeReceipt)] = [
+            ("another hash", "fork", { batch, held in
+                var receipt = honest(batch, held)
+                receipt?.entryHash[0] ^= 1
+                return receipt
+            }),
+            ("another log", "not this log", { batch, held in
+                var receipt = honest(batch, held)
+                receipt?.logId = [UInt8](repeating: 7, count: 16)
+                return receipt
+            }),
+            ("another key", "does not verify", { ScriptedTransport.treeReceipt($1, batch: $0, key: .generate()) }),
+            ("a broken inclusion proof", "is not leaf", { batch, held in
+                var receipt = honest(batch, held)
+                receipt?.inclusion[0][0] ^= 1
+                return receipt
+            }),
+            ("another leaf index", "not the last leaf", { batch, held in
+                var receipt = honest(batch, held)
+                receipt?.leafIndex -= 1
+                return receipt
+            }),
+            ("a rewritten earlier leaf", "does not extend", { batch, held in
+                ScriptedTransport.treeReceipt(held, batch: batch, key: key) { leaves in
+                    var leaves = leaves
+                    leaves[1][leaves[1].count - 1] ^= 1
+                    return leaves
+                }
+            }),
+            ("a consistency proof left out", "no consistency proof", { batch, held in
+                var receipt = honest(batch, held)
+                receipt?.consistency = nil
+                return receipt
+            }),
+            ("a tree that shrank", "shrank", { batch, held in
+                ScriptedTransport.treeReceipt(held.filter { $0.key <= 1 }, batch: batch, key: key)
+            }),
         ]
         var expectedHead: UInt64 = 2
-        for (lie, make) in lies {
+        for (lie, words, make) in lies {
             fixture.transport.setReceipt(make)
             try await fixture.append(1)
             let report = try await fixture.engine.cycle()
@@ -106,30 +128,46 @@ struct SyncEngineTests {
             #expect(report.delivered == 0, "\(lie)")
             let status = try fixture.status
             #expect(status.receiptSeq == expectedHead && status.pending == 1 && status.health == "failing", "\(lie)")
-            #expect(try fixture.log.storage.snapshot().metadata[DeliveryStatus.Meta.rejectedReceipt] != nil)
-            // Nothing is sent while paused; after the pause, an honest receipt.
-            fixture.transport.setReceipt { receipt($0, logId: logId, flip: false, key: collectorKey) }
+            let evidence = try #require(
+                try fixture.log.storage.snapshot().metadata[DeliveryStatus.Meta.rejectedReceipt]
+                    .flatMap { try JSONValue(parsing: Array($0.utf8)).objectValue }
+            )
+            #expect(evidence["reason"]?.stringValue?.contains(words) == true, "\(lie): \(evidence["reason"] ?? .null)")
+            #expect(evidence["previous"].flatMap { try? TreeReceipt(json: $0) }?.seq == expectedHead, "\(lie)")
+            #expect(evidence["receipt"] != .null, "\(lie)")
+            // Nothing is sent while paused; after the pause, an honest receipt, consistent with the last verified.
+            fixture.transport.setReceipt(honest)
             #expect(try await fixture.engine.cycle().attempted == false)
             fixture.clocks.advance(.seconds(301))
             let recovered = try await fixture.engine.cycle()
             expectedHead += 1
             #expect(recovered.delivered == 1 && recovered.health == .healthy, "\(lie)")
             #expect(try fixture.status.receiptSeq == expectedHead)
+            #expect(fixture.transport.batches.last?.treeSize == expectedHead, "\(lie): the last verified size is sent")
         }
-        // A receipt that goes back is a lie too.
-        fixture.transport.setReceipt { _ in
-            CollectorReceipt(
-                logId: logId,
-                seq: 1,
-                entryHash: (try? fixture.log.entries(seqs: [1]).first.map { try SealedEntry(serialized: $0.bytes) })??
-                    .entryHash ?? [],
-                receivedAt: AuditTimestamp(millisecondsSinceEpoch: 0),
-                key: collectorKey
-            )
-        }
+    }
+
+    @Test("an answer in version 1 to a version 2 batch is a downgrade: refused, nothing applied")
+    func versionOneAnswerRefused() async throws {
+        let fixture = try await DeliveryFixture()
         try await fixture.append(1)
-        #expect(try await fixture.engine.cycle().health == .failing)
-        #expect(try fixture.status.receiptSeq == expectedHead)
+        let logId = try fixture.log.info().logId
+        let batch = SyncBatch(logId: logId, batchId: "b", entries: [], checkpoint: nil)
+        #expect(batch.version == SyncWire.treeVersion)
+        let old = SyncResponse(
+            results: [],
+            receipt: CollectorReceipt(
+                logId: logId,
+                seq: 0,
+                entryHash: [UInt8](repeating: 0, count: 32),
+                receivedAt: AuditTimestamp(millisecondsSinceEpoch: 0),
+                key: fixture.transport.collectorSigningKey
+            )
+        )
+        var report = SyncEngine.CycleReport()
+        #expect(try await fixture.engine.trust(old, report: &report) == nil)
+        #expect(report.failure?.contains("version 1") == true)
+        #expect(try fixture.status.receiptSeq == nil)
     }
 
     @Test("the collector key is pinned at first contact; an unpublished key leaves the answer unapplied")
