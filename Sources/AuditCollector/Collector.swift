@@ -80,13 +80,20 @@ public final class Collector: Sendable {
 
     /// The answer in the batch's version: a JSON receipt for the head (1), or the tree's signed checkpoint with its
     /// proofs (2). Both are made after the commit, from what it stored.
-    private func response(_ batch: SyncBatch, results: [SyncEntryResult], head: CollectorHead?) async throws
+    private func response(
+        _ batch: SyncBatch,
+        results: [SyncEntryResult],
+        head: CollectorHead?
+    ) async throws
         -> SyncResponse
     {
         guard batch.version == SyncWire.treeVersion else {
             return SyncResponse(results: results, receipt: head.map { receipt(logId: batch.logId, head: $0) })
         }
-        return SyncResponse(results: results, treeReceipt: try await treeReceipt(logId: batch.logId, from: batch.treeSize))
+        return SyncResponse(
+            results: results,
+            treeReceipt: try await treeReceipt(logId: batch.logId, from: batch.treeSize)
+        )
     }
 
     /// What the collector holds of a log, with a receipt for its head; nil for a log it knows nothing of.

@@ -505,7 +505,9 @@ public struct SyncResponse: Sendable, Hashable {
             )
         }
         guard let value = members["receipt"], value != .null else {
-            self = version == SyncWire.version ? .init(results: results, receipt: nil) : .init(results: results, treeReceipt: nil)
+            self =
+                version == SyncWire.version
+                ? .init(results: results, receipt: nil) : .init(results: results, treeReceipt: nil)
             return
         }
         if version == SyncWire.version {

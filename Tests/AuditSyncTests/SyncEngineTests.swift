@@ -82,42 +82,63 @@ struct SyncEngineTests {
         // Each lie: the answer is ignored (nothing leaves the queue), health is failing, the refused receipt is kept
         // as evidence beside the last verified one; an honest receipt after the pause recovers.
         let lies: [(String, String, ScriptedTransport.MakeReceipt)] = [
-            ("another hash", "fork", { batch, held in
-                var receipt = honest(batch, held)
-                receipt?.entryHash[0] ^= 1
-                return receipt
-            }),
-            ("another log", "not this log", { batch, held in
-                var receipt = honest(batch, held)
-                receipt?.logId = [UInt8](repeating: 7, count: 16)
-                return receipt
-            }),
-            ("another key", "does not verify", { ScriptedTransport.treeReceipt($1, batch: $0, key: .generate()) }),
-            ("a broken inclusion proof", "is not leaf", { batch, held in
-                var receipt = honest(batch, held)
-                receipt?.inclusion[0][0] ^= 1
-                return receipt
-            }),
-            ("another leaf index", "not the last leaf", { batch, held in
-                var receipt = honest(batch, held)
-                receipt?.leafIndex -= 1
-                return receipt
-            }),
-            ("a rewritten earlier leaf", "does not extend", { batch, held in
-                ScriptedTransport.treeReceipt(held, batch: batch, key: key) { leaves in
-                    var leaves = leaves
-                    leaves[1][leaves[1].count - 1] ^= 1
-                    return leaves
+            (
+                "another hash", "fork",
+                { batch, held in
+                    var receipt = honest(batch, held)
+                    receipt?.entryHash[0] ^= 1
+                    return receipt
                 }
-            }),
-            ("a consistency proof left out", "no consistency proof", { batch, held in
-                var receipt = honest(batch, held)
-                receipt?.consistency = nil
-                return receipt
-            }),
-            ("a tree that shrank", "shrank", { batch, held in
-                ScriptedTransport.treeReceipt(held.filter { $0.key <= 1 }, batch: batch, key: key)
-            }),
+            ),
+            (
+                "another log", "not this log",
+                { batch, held in
+                    var receipt = honest(batch, held)
+                    receipt?.logId = [UInt8](repeating: 7, count: 16)
+                    return receipt
+                }
+            ),
+            ("another key", "does not verify", { ScriptedTransport.treeReceipt($1, batch: $0, key: .generate()) }),
+            (
+                "a broken inclusion proof", "is not leaf",
+                { batch, held in
+                    var receipt = honest(batch, held)
+                    receipt?.inclusion[0][0] ^= 1
+                    return receipt
+                }
+            ),
+            (
+                "another leaf index", "not the last leaf",
+                { batch, held in
+                    var receipt = honest(batch, held)
+                    receipt?.leafIndex -= 1
+                    return receipt
+                }
+            ),
+            (
+                "a rewritten earlier leaf", "does not extend",
+                { batch, held in
+                    ScriptedTransport.treeReceipt(held, batch: batch, key: key) { leaves in
+                        var leaves = leaves
+                        leaves[1][leaves[1].count - 1] ^= 1
+                        return leaves
+                    }
+                }
+            ),
+            (
+                "a consistency proof left out", "no consistency proof",
+                { batch, held in
+                    var receipt = honest(batch, held)
+                    receipt?.consistency = nil
+                    return receipt
+                }
+            ),
+            (
+                "a tree that shrank", "shrank",
+                { batch, held in
+                    ScriptedTransport.treeReceipt(held.filter { $0.key <= 1 }, batch: batch, key: key)
+                }
+            ),
         ]
         var expectedHead: UInt64 = 2
         for (lie, words, make) in lies {

@@ -57,6 +57,8 @@ struct SyncFixture {
     let proxy: FaultProxy
     let collector: Collector
     let clocks: ManualClocks
+    /// The collector's database file (for tests that play a collector rewriting its history).
+    let database: String
 
     /// Runs `body` with a fresh collector, proxy, log and engine; shuts the proxy and collector down after.
     /// - Parameter timeout: the transport's request timeout. Long by default: a test that expects one cycle to
@@ -96,7 +98,8 @@ struct SyncFixture {
                 transport: transport,
                 proxy: proxy,
                 collector: collector,
-                clocks: clocks
+                clocks: clocks,
+                database: directory.database
             )
             try await body(fixture)
         }
