@@ -27,6 +27,9 @@ public struct DeliveryStatus: Sendable, Hashable {
     public var receiptSeq: UInt64?
     /// How far the collector's verified copy is behind the log.
     public var lag: ReceiptLag
+    /// The collector's last checkpoint the agent verified (a C2SP signed note), if any: what an investigator
+    /// compares with a checkpoint the collector shows them (`auditctl verify-consistency`).
+    public var checkpoint: String?
     /// The wall time (milliseconds) the lag's age was measured at.
     public var measuredAt: Int64
 
@@ -88,6 +91,7 @@ public struct DeliveryStatus: Sendable, Hashable {
             lastError: lastError,
             receiptSeq: lag.collectorHead,
             lag: lag,
+            checkpoint: storedTreeReceipt(metadata)?.checkpoint,
             measuredAt: now
         )
     }
@@ -129,6 +133,7 @@ public struct DeliveryStatus: Sendable, Hashable {
             "lagSince": lag.entries > 0
                 ? lag.since.map { .string(AuditTimestamp(millisecondsSinceEpoch: $0).rfc3339) } ?? .null : .null,
             "lagSeconds": .integer(lag.age(now: measuredAt) / 1000),
+            "checkpoint": checkpoint.map { .string($0) } ?? .null,
         ])
     }
 

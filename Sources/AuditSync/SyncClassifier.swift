@@ -47,6 +47,15 @@ public enum SyncClassifier {
                 } catch {
                     return .outage(reason: "the backend's 200 response is malformed: \(error)", retryAfter: nil)
                 }
+            case 400 where message.hasPrefix("member \"v\""):
+                // A collector that does not speak this version (one from before version 2 says exactly
+                // `member "v" must be 1`): the batch is fine, splitting it would dead-letter every entry. An outage
+                // until the collector is upgraded.
+                return .outage(
+                    reason: "the collector does not speak sync protocol version \(SyncWire.treeVersion) (HTTP 400: "
+                        + "\(message)); upgrade the collector",
+                    retryAfter: nil
+                )
             case 401, 403:
                 return .unauthorized(reason: "HTTP \(status)\(message.isEmpty ? "" : ": " + message)")
             case 413, 400, 409, 422:

@@ -48,6 +48,9 @@ struct ForkedCollectorTests {
             let refused = try #require(evidence["receipt"].flatMap { try? TreeReceipt(json: $0) })
             let previous = try #require(evidence["previous"].flatMap { try? TreeReceipt(json: $0) })
             #expect(previous == verified)
+            // The kept checkpoint is what `auditctl queue status --json` shows an investigator.
+            #expect(status.checkpoint == verified.checkpoint)
+            #expect(status.json.objectValue?["checkpoint"] == .string(verified.checkpoint))
             let origin = fixture.collector.origin(logId: refused.logId)
             let key = try NoteVerifierKey(name: origin, publicKey: fixture.collector.receiptKey.publicKey)
             let new = try Checkpoint(

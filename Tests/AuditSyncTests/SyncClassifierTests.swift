@@ -113,6 +113,16 @@ struct SyncClassifierTests {
         #expect(Self.reason(verdict)?.contains("malformed") == true)
     }
 
+    @Test("a collector from before version 2 refuses the version: an outage to upgrade it, never a split")
+    func olderCollectorIsAnOutage() {
+        let verdict = Self.classify(400, retryAfter: nil, body: Array(#"{"error":"member \"v\" must be 1"}"#.utf8))
+        #expect(Self.kind(verdict) == "outage")
+        #expect(Self.reason(verdict)?.contains("upgrade the collector") == true)
+        // Any other 400 still splits the batch.
+        let other = Self.classify(400, retryAfter: nil, body: Array(#"{"error":"member \"batchId\" must be"}"#.utf8))
+        #expect(Self.kind(other) == "split")
+    }
+
     @Test("the reason names the status and the collector's words: a JSON error member, or a text body trimmed")
     func reasons() {
         let json = Array(#"{"error":"member \"batchId\" must be a string"}"#.utf8)
