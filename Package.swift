@@ -201,7 +201,7 @@ let package = Package(
             name: "AuditAgentTests",
             dependencies: [
                 "auditd", "AuditAgent", "AuditCollector", "AuditStore", "AuditSync", "AuditWire", "AuditChain",
-                "AuditServerKit", "FuzzSupport", "TestKit",
+                "AuditServerKit", "FuzzSupport", "TestKit", "TransparencyLog",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
