@@ -143,6 +143,7 @@ let package = Package(
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditAgent", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/bench"
         ),

@@ -73,6 +73,13 @@ struct Bench {
             case .transparency:
                 Summary.heading("Transparency: the collector's Merkle tree (MerkleNodes), 1 M leaves")
                 try TransparencyBench.run(options: options, rates: rates, summary: summary)
+                Summary.heading("Transparency: what the tree and the checkpoint receipt add to collector ingest")
+                try await TransparencyIngestBench.run(
+                    options: options,
+                    rates: rates,
+                    directory: directory,
+                    summary: summary
+                )
             }
         }
         summary.printTable()
