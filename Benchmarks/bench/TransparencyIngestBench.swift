@@ -11,7 +11,12 @@ import GRDB
 /// (what the tree costs, entries read back included: an upper bound of its share of ingest); then the receipt alone
 /// (root, both proofs and the signature) for a batch.
 enum TransparencyIngestBench {
-    static func run(options: BenchOptions, rates: PrimitiveRates, directory: BenchDirectory, summary: Summary)
+    static func run(
+        options: BenchOptions,
+        rates: PrimitiveRates,
+        directory: BenchDirectory,
+        summary: Summary
+    )
         async throws
     {
         let folder = try directory.subdirectory("transparency-ingest")
