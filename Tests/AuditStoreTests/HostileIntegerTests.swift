@@ -35,6 +35,7 @@ struct HostileIntegerTests {
         Surface(corpus: "sync-batch") { bytes in json(bytes).flatMap { try? SyncBatch(json: $0) } != nil },
         Surface(corpus: "sync-response") { bytes in json(bytes).flatMap { try? SyncResponse(json: $0) } != nil },
         Surface(corpus: "receipt") { bytes in json(bytes).flatMap { try? CollectorReceipt(json: $0) } != nil },
+        Surface(corpus: "tree-receipt") { bytes in json(bytes).flatMap { try? TreeReceipt(json: $0) } != nil },
         Surface(corpus: "public-key-file") { (try? PublicKeyFile.parse($0)) != nil },
         Surface(corpus: "bundle", linewise: true) { line in
             (try? LogBundle.Header(line: line)) != nil || (try? LogBundle.entry(line: line, lineNumber: 1)) != nil

@@ -44,6 +44,19 @@ struct WireFuzzTests {
         #expect(broken.inputs.isEmpty, "\(broken.summary)")
     }
 
+    @Test("version 2 tree receipts: a receipt or an error; an accepted one round-trips through its JSON")
+    func treeReceipt() {
+        let broken = Fuzz.Broken()
+        Fuzz.run("tree-receipt", seeds: Fuzz.corpus("tree-receipt"), iterations: 8_000) { input in
+            guard let value = try? JSONValue(parsing: input), let receipt = try? TreeReceipt(json: value) else {
+                return
+            }
+            if (try? TreeReceipt(json: receipt.json)) != receipt { broken.note(input) }
+            if receipt.inclusion.count > SyncWire.maxProofHashes { broken.note(input) }
+        }
+        #expect(broken.inputs.isEmpty, "\(broken.summary)")
+    }
+
     @Test("public key files (JSON or hex lines): keys or an error")
     func publicKeyFile() {
         Fuzz.run("public-key-file", seeds: Fuzz.corpus("public-key-file"), iterations: 8_000) { input in

@@ -95,6 +95,20 @@ write("sync-response", "mixed.json", canonical({"v": 1, "receipt": receipt, "res
     {"seq": 8, "status": "rejected", "code": 422, "reason": "the signature does not verify"},
     {"seq": 9, "status": "rejected", "code": 503, "reason": "unknown signing key"}]}))
 write("sync-response", "no-receipt.json", canonical({"v": 1, "receipt": None, "results": []}))
+# Version 2: the batch states the last verified tree size; the receipt is a checkpoint with proofs.
+write("sync-batch", "tree-size.json", canonical(dict(batch, v=2, treeSize=5, entries=batch["entries"][:2])))
+tree_hash = lambda n: base64.b64encode(bytes([n]) * 32).decode()
+tree_receipt = {
+    "v": 2, "logId": log_id, "seq": 7, "entryHash": entries[7]["entryHash"], "leafIndex": 7,
+    "checkpoint": "audit-collector.localhost/%s\n8\n%s\n\n\u2014 audit-collector.localhost/%s AAAAAA==\n"
+    % (log_id, tree_hash(9), log_id),
+    "inclusion": [tree_hash(1), tree_hash(2), tree_hash(3)],
+    "consistency": {"from": 5, "proof": [tree_hash(4), tree_hash(5)]},
+}
+write("tree-receipt", "receipt.json", canonical(tree_receipt))
+write("tree-receipt", "no-consistency.json", canonical(dict(tree_receipt, consistency=None)))
+write("sync-response", "tree.json", canonical({"v": 2, "receipt": tree_receipt, "results": [
+    {"seq": 7, "status": "accepted", "code": 200, "reason": ""}]}))
 
 # Key files and bundles.
 keys = vectors["keys"]
