@@ -70,6 +70,7 @@ extension CollectorStore {
                 }
                 return MerkleHash.leaf(bytes)
             }
+            try recordBundles(db, logId: logId, leaves: seqs, from: state.size)
             for tile in try tiles.append(leafHashes: leaves, toSize: state.size) {
                 try write.execute(arguments: [
                     Data(logId), tile.level, Int64(bitPattern: tile.index), Data(tile.hashes),

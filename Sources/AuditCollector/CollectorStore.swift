@@ -79,6 +79,7 @@ public final class CollectorStore: Sendable {
                 """
         )
         try createIncidentTables(db)
+        try createLeafIndexTables(db)
         let version = try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = 'schemaVersion'")
         if let version, version != schemaVersion {
             throw CollectorError(.corruptState, "the collector database has schema version \(version), expected 1")
@@ -132,6 +133,7 @@ public final class CollectorStore: Sendable {
                 receivedAt: receivedAt,
                 maxIncidents: maxIncidents
             )
+            try Self.recordNonleaves(db, logId: batch.logId, accepted: plan.accepted.map(\.seq))
             // The entries this batch stored feed the tree without being read back.
             var known: [UInt64: [UInt8]] = [:]
             for (entry, result) in zip(entries, plan.results) where result.status == .accepted {
