@@ -86,3 +86,59 @@ extension CollectorChain {
     /// The serialized entries at these seqs (indexes into ``entries``).
     func serialized(_ seqs: some Sequence<Int>) -> [[UInt8]] { seqs.map { entries[$0].serialized } }
 }
+
+/// An answer of `GET /v1/logs/{logId}/proof?seq=N`, read strictly as a client would: exactly its eight members.
+struct InclusionAnswer {
+    var logId: [UInt8]
+    var seq: UInt64
+    var leafIndex: UInt64
+    var treeSize: UInt64
+    var note: SignedNote
+    var inclusion: [[UInt8]]
+    var entry: [UInt8]
+
+    struct Malformed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(_ json: JSONValue?) throws {
+        guard case .object(let members)? = json,
+            Set(members.keys) == ["v", "logId", "seq", "leafIndex", "treeSize", "checkpoint", "inclusion", "entry"],
+            members["v"] == .integer(2),
+            let logId = members["logId"]?.stringValue.flatMap(Hex.decode), logId.count == 16,
+            let seq = members["seq"]?.integerValue, let leafIndex = members["leafIndex"]?.integerValue,
+            let treeSize = members["treeSize"]?.integerValue,
+            let checkpoint = members["checkpoint"]?.stringValue,
+            case .array(let hashes)? = members["inclusion"],
+            let entry = members["entry"]?.stringValue.flatMap(Self.base64)
+        else { throw Malformed(description: "not a proof answer: \(String(describing: json))") }
+        self.logId = logId
+        self.seq = UInt64(seq)
+        self.leafIndex = UInt64(leafIndex)
+        self.treeSize = UInt64(treeSize)
+        note = try SignedNote(parsing: Array(checkpoint.utf8))
+        inclusion = try hashes.map { hash in
+            guard let bytes = hash.stringValue.flatMap(Self.base64), bytes.count == 32 else {
+                throw Malformed(description: "an inclusion hash is not 32 bytes of base64")
+            }
+            return bytes
+        }
+        self.entry = entry
+    }
+
+    static func base64(_ text: String) -> [UInt8]? { Data(base64Encoded: text).map { Array($0) } }
+
+    /// Checks the answer as `auditctl prove` would: the checkpoint verifies with `key` under its origin, is for the
+    /// answer's tree size, and the entry is included at its leaf index.
+    func verify(key: NoteVerifierKey) throws {
+        let checkpoint = try Checkpoint(signedNote: note, origin: key.name, keys: [key])
+        guard checkpoint.size == treeSize else { throw Malformed(description: "checkpoint size \(checkpoint.size)") }
+        try MerkleProof.verifyInclusion(
+            leafHash: MerkleHash.leaf(entry),
+            index: leafIndex,
+            size: treeSize,
+            proof: inclusion,
+            root: checkpoint.rootHash
+        )
+    }
+}
