@@ -98,7 +98,8 @@ extension CollectorStore {
             guard first > 0, first <= second else {
                 throw TreeReadError(
                     .invalidRange,
-                    "a consistency proof goes from 1 ... to leaves up to the later size, here \(second); not from \(first)"
+                    "a consistency proof needs 1 <= from <= to; from is \(first), to is \(second) (the tree's size "
+                        + "when to is not given)"
                 )
             }
             guard first < second else { return (second, []) }
