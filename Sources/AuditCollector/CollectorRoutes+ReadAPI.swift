@@ -14,6 +14,7 @@ extension CollectorRoutes {
     func registerReadAPI(on router: Router<BasicRequestContext>) {
         // A tile path has one to nine elements after tile/; it is parsed here, strictly, from the raw path.
         router.get("/v1/logs/:logId/tile/**") { request, _ in await getTile(request) }
+        router.get("/v1/logs/:logId/tile") { request, _ in await getTile(request) }
         router.get("/v1/logs/:logId/proof") { request, context in
             await getInclusionProof(request, logHex: context.parameters.get("logId") ?? "")
         }

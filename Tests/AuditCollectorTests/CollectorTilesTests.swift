@@ -124,7 +124,7 @@ import TransparencyLog
                 "tile/0/000.p/0", "tile/0/000.p/256", "tile/0/000.p/01", "tile/0/000.p", "tile/0/000.p/1/2",
                 "tile/0//000", "tile/0/000/", "tile/entries/0", "tile/entries/000.p/999",
                 "tile/0/x018/x446/x744/x073/x709/x551/616", "tile/0/x001/x000/x000/x000/x000/x000/x000/000",
-                "tile/0/%30%30%30", "tile/0/000.p/%31", "tile/data/000", "tile/entries", "tile/0",
+                "tile/0/%30%30%30", "tile/0/000.p/%31", "tile/data/000", "tile/entries", "tile/0", "tile", "tile/",
             ]
             for path in paths {
                 let reply = try await client.send("GET", log + path)

@@ -53,6 +53,7 @@ struct TilePathTests {
             ("tile/a/000", .invalidLevel("a")),
             ("tile/Entries/000", .invalidLevel("Entries")),
             ("tile/data/000", .invalidLevel("data")),
+            ("tile/../checkpoint", .invalidLevel("..")),
             ("tile/0/0", .invalidIndex("element \"0\" is not three digits")),
             ("tile/0/01", .invalidIndex("element \"01\" is not three digits")),
             ("tile/0/0001", .invalidIndex("element \"0001\" is not three digits")),
