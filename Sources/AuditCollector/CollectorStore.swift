@@ -79,12 +79,12 @@ public final class CollectorStore: Sendable {
                 """
         )
         try createIncidentTables(db)
-        try createLeafIndexTables(db)
         let version = try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = 'schemaVersion'")
         if let version, version != schemaVersion {
             throw CollectorError(.corruptState, "the collector database has schema version \(version), expected 1")
         }
         try db.execute(sql: "INSERT OR IGNORE INTO metadata (key, value) VALUES ('schemaVersion', ?)", arguments: ["1"])
+        try createLeafIndexTables(db)
     }
 
     /// What a batch needs to know in advance: the log's keys and the held entries at and around its seqs.
