@@ -119,11 +119,11 @@ struct CollectorRoutes: Sendable {
     func getCheckpoint(_ request: Request, logHex: String) async -> Response {
         if let denied = authorizeRead(request) { return denied }
         guard let logId = Hex.decode(logHex), logId.count == FormatConstants.logIdSize else {
-            return Self.error(.badRequest, "the log id must be 32 hex digits")
+            return Self.readError(.badRequest, "the log id must be 32 hex digits")
         }
         do {
             guard let note = try await collector.signedCheckpoint(logId: logId) else {
-                return Self.error(.notFound, "the collector's tree of log \(Hex.encode(logId)) is empty")
+                return Self.readError(.notFound, "the collector's tree of log \(Hex.encode(logId)) is empty")
             }
             var response = Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(bytes: note.bytes)))
             response.headers[.contentType] = "text/plain; charset=utf-8"
@@ -131,7 +131,7 @@ struct CollectorRoutes: Sendable {
             return response
         } catch {
             logger.error("signing a log's checkpoint failed", metadata: ["error": "\(error)"])
-            return Self.error(.internalServerError, "cannot sign the checkpoint")
+            return Self.readError(.internalServerError, "cannot sign the checkpoint")
         }
     }
 

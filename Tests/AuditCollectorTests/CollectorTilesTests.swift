@@ -103,6 +103,8 @@ import TransparencyLog
                 let checkpoint = try await client.send("GET", reader.prefix + "checkpoint")
                 #expect(checkpoint.headers["cache-control"] == "no-store")
                 #expect(checkpoint.headers["content-type"] == "text/plain; charset=utf-8")
+                let other = "/v1/logs/\(Hex.encode([UInt8](repeating: 7, count: 16)))/checkpoint"
+                #expect(try await client.send("GET", other).headers["cache-control"] == "no-store")
                 let missing = try await reader.get(try Self.path("tile/0/000.p/11"))
                 #expect(missing.status == 404 && missing.headers["cache-control"] == "no-store")
                 #expect(missing.headers["content-type"] == "application/json")
