@@ -12,14 +12,17 @@ extension Collector {
     public func signedCheckpoint(logId: [UInt8]) async throws -> SignedNote? {
         let head = try await store.treeHead(logId: logId)
         guard head.size > 0 else { return nil }
-        return try signedCheckpoint(logId: logId, size: head.size, root: head.root)
+        return try signedCheckpoint(logId: logId, size: head.size, rootHash: head.root)
     }
 
-    /// A checkpoint of the log's tree at `size` leaves with root `root`, signed. Callers pass a size and root read
-    /// from the stored tree, never anything else: that is what keeps every signed checkpoint consistent.
-    public func signedCheckpoint(logId: [UInt8], size: UInt64, root: [UInt8]) throws -> SignedNote {
+    /// The checkpoint of the log's tree at `size` leaves with root `rootHash`, signed as
+    /// ``signedCheckpoint(logId:)`` signs the head: for answers read at one tree size (a proof and its checkpoint).
+    /// Callers pass a size and root read from the stored tree, never anything else: that is what keeps every signed
+    /// checkpoint consistent.
+    /// - Throws: `Checkpoint.Failure` for a root that is not 32 bytes; `SignedNote.Failure` if signing fails.
+    public func signedCheckpoint(logId: [UInt8], size: UInt64, rootHash: [UInt8]) throws -> SignedNote {
         let origin = origin(logId: logId)
-        let checkpoint = try Checkpoint(origin: origin, size: size, rootHash: root)
+        let checkpoint = try Checkpoint(origin: origin, size: size, rootHash: rootHash)
         return try checkpoint.sign(with: [NoteSigner(name: origin, privateKey: receiptKey.privateKey)])
     }
 
@@ -27,7 +30,7 @@ extension Collector {
     /// - Parameter from: the batch's `treeSize`, for the consistency proof.
     public func treeReceipt(logId: [UInt8], from: UInt64?) async throws -> TreeReceipt? {
         guard let parts = try await store.treeReceiptParts(logId: logId, from: from) else { return nil }
-        let note = try signedCheckpoint(logId: logId, size: parts.size, root: parts.root)
+        let note = try signedCheckpoint(logId: logId, size: parts.size, rootHash: parts.root)
         return TreeReceipt(
             logId: logId,
             seq: parts.seq,

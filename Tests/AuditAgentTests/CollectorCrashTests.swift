@@ -13,7 +13,9 @@ import TransparencyLog
 struct CollectorCrashTests {
     /// Starts `auditd collector` on `database`; returns the process and the port it reports.
     static func start(database: String, output: String) async throws -> (Process, Int) {
-        FileManager.default.createFile(atPath: output, contents: nil)
+        guard FileManager.default.createFile(atPath: output, contents: nil) else {
+            throw CollectorError(.invalidConfiguration, "cannot create \(output)")
+        }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: AgentProducts.path("auditd"))
