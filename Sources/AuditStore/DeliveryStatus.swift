@@ -51,6 +51,9 @@ public struct DeliveryStatus: Sendable, Hashable {
         /// The last receipt that failed verification, canonical JSON, with why: evidence of a lying or forked
         /// collector.
         public static let rejectedReceipt = "delivery.rejectedReceipt"
+        /// What `auditctl queue forget-collector` dropped (receipt, refused receipt, pinned key) and when, as
+        /// canonical JSON.
+        public static let forgottenReceipt = "delivery.forgottenReceipt"
         /// The last effective time (clock-jump rule), milliseconds.
         public static let effectiveTime = "delivery.effectiveTime"
     }

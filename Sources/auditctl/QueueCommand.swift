@@ -1,13 +1,14 @@
 import ArgumentParser
 import AuditChain
 import AuditStore
+import Foundation
 
 /// `auditctl queue status`: where delivery stands.
 struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
         abstract: "Delivery queue state.",
-        subcommands: [QueueStatusCommand.self]
+        subcommands: [QueueStatusCommand.self, QueueForgetCollectorCommand.self]
     )
 }
 
@@ -45,5 +46,50 @@ struct QueueStatusCommand: ParsableCommand {
         } else {
             print("lag: none")
         }
+    }
+}
+
+/// `auditctl queue forget-collector --confirm`: drops the collector trust the agent keeps (the pinned key and the
+/// last verified receipt and checkpoint), for an operator who moves the log to another collector or whose collector
+/// lost its database. Nothing is deleted: the forgotten receipt and the last refused one are kept beside the log
+/// (`delivery.forgottenReceipt`, with when), and the next receipt is trusted as at first contact (docs/DELIVERY.md,
+/// "Receipts").
+struct QueueForgetCollectorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget-collector",
+        abstract: "Forget the pinned collector key and last verified checkpoint (kept as evidence); trust anew."
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(name: .long, help: "Required: the next collector's first receipt is then trusted without a proof.")
+    var confirm = false
+
+    func run() async throws {
+        guard confirm else {
+            throw CLIError(
+                "forget-collector drops the checks against what the collector signed before; pass --confirm"
+            )
+        }
+        let log = try global.openLog()
+        let metadata = try log.storage.snapshot().metadata
+        let kept = JSONValue.object([
+            "forgottenAt": .string(AuditTimestamp.now().rfc3339),
+            "receipt": metadata[DeliveryStatus.Meta.receipt].flatMap { try? JSONValue(parsing: Array($0.utf8)) }
+                ?? .null,
+            "rejectedReceipt": metadata[DeliveryStatus.Meta.rejectedReceipt].flatMap {
+                try? JSONValue(parsing: Array($0.utf8))
+            } ?? .null,
+            "collectorKey": metadata[DeliveryStatus.Meta.collectorKey].map { .string($0) } ?? .null,
+        ])
+        let text = String(decoding: kept.canonicalBytes, as: UTF8.self)
+        try await log.deliveryTransaction(scope: .rows([])) { _, sealer in
+            sealer.metadata[DeliveryStatus.Meta.forgottenReceipt] = text
+            // Empty values read as absent: no receipt, no pinned key, nothing refused.
+            sealer.metadata[DeliveryStatus.Meta.receipt] = ""
+            sealer.metadata[DeliveryStatus.Meta.collectorKey] = ""
+            sealer.metadata[DeliveryStatus.Meta.rejectedReceipt] = ""
+        }
+        print("forgot the collector's key and last verified checkpoint; kept as delivery.forgottenReceipt")
     }
 }

@@ -49,6 +49,36 @@ struct QueueCommandTests {
         #expect(members["lastSuccess"] == .null)
     }
 
+    @Test("queue forget-collector: refused without --confirm; with it the trust is dropped and kept as evidence")
+    func forgetCollector() async throws {
+        let log = try CLIHarness.openLog(state)
+        let receipt = #"{"v":2,"seq":1}"#
+        try await log.deliveryTransaction(scope: .rows([])) { _, sealer in
+            sealer.metadata[DeliveryStatus.Meta.receipt] = receipt
+            sealer.metadata[DeliveryStatus.Meta.collectorKey] = String(repeating: "ab", count: 32)
+            sealer.metadata[DeliveryStatus.Meta.rejectedReceipt] = #"{"reason":"shrank"}"#
+        }
+        let refused = try await CLIHarness.auditctl(state, ["queue", "forget-collector"])
+        #expect(refused.status != 0 && refused.stderr.contains("--confirm"))
+        #expect(try CLIHarness.openLog(state).storage.snapshot().metadata[DeliveryStatus.Meta.receipt] == receipt)
+
+        let forgot = try await CLIHarness.auditctl(state, ["queue", "forget-collector", "--confirm"])
+        #expect(forgot.status == 0, "\(forgot.stderr)")
+        let metadata = try CLIHarness.openLog(state).storage.snapshot().metadata
+        #expect(metadata[DeliveryStatus.Meta.receipt] == "")
+        #expect(metadata[DeliveryStatus.Meta.collectorKey] == "")
+        #expect(metadata[DeliveryStatus.Meta.rejectedReceipt] == "")
+        let kept = try #require(
+            try metadata[DeliveryStatus.Meta.forgottenReceipt].map { try JSONValue(parsing: Array($0.utf8)) }?
+                .objectValue
+        )
+        #expect(kept["receipt"] == .object(["v": .integer(2), "seq": .integer(1)]))
+        #expect(kept["rejectedReceipt"]?.objectValue?["reason"] == .string("shrank"))
+        #expect(kept["collectorKey"] == .string(String(repeating: "ab", count: 32)))
+        let status = try await CLIHarness.auditctl(state, ["queue", "status", "--json"])
+        #expect(try JSONValue(parsing: Array(status.stdout.utf8)).objectValue?["receiptSeq"] == .null)
+    }
+
     @Test("dlq list, replay and purge; purge seals an accounted-removal record and counts as dropped")
     func dlqLifecycle() async throws {
         try await deadLetter()
