@@ -133,9 +133,13 @@ let package = Package(
         .executableTarget(
             name: "auditctl",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "BiometricUnlock", "UnlockSimulation",
+                "AuditChain", "AuditWire", "AuditStore", "BiometricUnlock", "UnlockSimulation", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `auditctl prove` and `verify-consistency --collector` fetch from the collector.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .executableTarget(
@@ -210,7 +214,9 @@ let package = Package(
         .testTarget(
             name: "AuditCtlTests",
             dependencies: [
-                "auditctl", "CrashChild", "AuditChain", "AuditStore", "TestKit",
+                "auditctl", "CrashChild", "AuditChain", "AuditStore", "AuditWire", "AuditCollector", "TransparencyLog",
+                "TestKit",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
