@@ -7,19 +7,18 @@
 public enum ProofHashes {
     /// Why a list of hashes is refused. Lines are numbered from 1.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        /// The text is larger than the parser's limit.
+        /// The text is larger than `limit` bytes, the size of the most hashes the parser takes (45 bytes a line):
+        /// it holds more hashes than that, or other bytes.
         case tooLarge(size: Int, limit: Int)
         /// A line is not the canonical standard base64 of a 32-byte hash (an empty line, a carriage return, spaces,
         /// another length...).
         case malformedHash(line: Int)
-        /// More hashes than the limit.
-        case tooManyHashes(limit: Int)
 
         public var description: String {
             switch self {
-            case .tooLarge(let size, let limit): "the proof is \(size) bytes, more than the limit of \(limit)"
+            case .tooLarge(let size, let limit):
+                "the proof is \(size) bytes, more than the \(limit) bytes of the most hashes it may hold"
             case .malformedHash(let line): "line \(line) is not the standard base64 of a 32-byte hash"
-            case .tooManyHashes(let limit): "the proof has more than \(limit) hashes"
             }
         }
     }
@@ -56,15 +55,15 @@ public enum ProofHashes {
     ///   - maxHashes: the most hashes accepted.
     /// - Throws: a ``Failure`` naming the first line that breaks a rule.
     public static func parse(_ bytes: [UInt8], maxHashes: Int = Self.maxHashes) throws(Failure) -> [[UInt8]] {
-        // A line is 45 bytes: the limit bounds the work before any line is read.
-        let limit = max(0, maxHashes) * 45
+        // A line is 45 bytes: the limit bounds the number of hashes before any line is read.
+        let (product, overflow) = max(0, maxHashes).multipliedReportingOverflow(by: 45)
+        let limit = overflow ? Int.max : product
         guard bytes.count <= limit else { throw .tooLarge(size: bytes.count, limit: limit) }
         var body = bytes[...]
         if body.last == 0x0A { body = body.dropLast() }
         guard !body.isEmpty else { return [] }
         var hashes: [[UInt8]] = []
         for (number, line) in body.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
-            guard hashes.count < maxHashes else { throw .tooManyHashes(limit: maxHashes) }
             guard let hash = hash(base64: line) else { throw .malformedHash(line: number + 1) }
             hashes.append(hash)
         }
