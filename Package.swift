@@ -215,9 +215,15 @@ let package = Package(
             name: "AuditCtlTests",
             dependencies: [
                 "auditctl", "CrashChild", "AuditChain", "AuditStore", "AuditWire", "AuditCollector", "TransparencyLog",
-                "TestKit",
+                "FuzzSupport", "TestKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // A stand-in collector serving forged and hostile proof answers to `auditctl prove`.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -61,10 +61,21 @@ struct CollectorFetcher {
         } catch is NIOTooManyBytesError {
             result = .failure(CLIError("the collector's answer to GET \(path) is larger than \(maxBytes) bytes"))
         } catch {
-            result = .failure(CLIError("GET \(base + path): no answer from the collector (\(error))"))
+            result = .failure(CLIError("GET \(base + path): no answer from the collector (\(Self.describe(error)))"))
         }
         try? await client.shutdown()
         return try result.get()
+    }
+
+    /// Why a request got no answer, shortly.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError,
+            [.deadlineExceeded, .connectTimeout, .readTimeout, .writeTimeout].contains(error)
+        {
+            return "timeout"
+        }
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
     }
 
     /// The text of an error answer `{"error":"..."}` (or of the body), on one line, at most 300 characters, without
