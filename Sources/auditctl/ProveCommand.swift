@@ -53,12 +53,14 @@ struct ProveCommand: AsyncParsableCommand {
                     "out": .string(out), "seq": .unsigned(seq), "logId": .string(Hex.encode(logId)),
                     "leafIndex": .unsigned(proof.index), "treeSize": .unsigned(checkpoint.size),
                     "origin": .string(checkpoint.origin), "signatureChecked": .bool(key != nil),
+                    "comparedWithLocalLog": .bool(local != nil),
                 ])
             )
         } else {
             print(
                 "wrote \(out): entry seq \(seq) is leaf \(proof.index) of \(checkpoint.origin) at tree size "
                     + "\(checkpoint.size)\(key == nil ? " (checkpoint signature NOT checked)" : "")"
+                    + (local == nil ? "" : "; the entry is the local log's")
             )
         }
     }

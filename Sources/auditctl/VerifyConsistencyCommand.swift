@@ -45,16 +45,15 @@ struct VerifyConsistencyCommand: AsyncParsableCommand {
         do {
             let (first, second) = try Self.checkpoints(old: oldBytes, new: newBytes, key: key)
             var hashes: [[UInt8]] = []
-            if first.size < second.size {
-                if let proofBytes {
-                    do {
-                        hashes = try ProofHashes.parse(proofBytes)
-                    } catch {
-                        throw ProofRefusal("file", "the consistency proof file: \(error)")
-                    }
-                } else if let fetcher {
-                    hashes = try await fetch(from: fetcher, first: first, second: second)
+            if let proofBytes {
+                do {
+                    hashes = try ProofHashes.parse(proofBytes)
+                } catch {
+                    throw ProofRefusal("file", "the consistency proof file: \(error)")
                 }
+            } else if let fetcher, first.size > 0, first.size < second.size {
+                // Equal sizes need no proof (only equal roots), and nothing is proved against the empty tree.
+                hashes = try await fetch(from: fetcher, first: first, second: second)
             }
             do {
                 try MerkleProof.verifyConsistency(

@@ -46,13 +46,14 @@ struct VerifyProofCommand: ParsableCommand {
         }
         let dataKeys = decrypt ? try loadDataKeys() : nil
         let bytes = try ProofChecks.read(file, maxBytes: TlogProof.Limits().maxBytes)
+        let deviceLogId = try logId(ofPublicKeyFile: publicKeyBytes)
         let verified: VerifiedProof
         do {
             verified = try VerifiedProof(
                 file: bytes,
                 collectorKey: collector,
                 deviceKeys: deviceKeys,
-                deviceLogId: Self.logId(ofPublicKeyFile: publicKeyBytes)
+                deviceLogId: deviceLogId
             )
         } catch {
             report(error)
@@ -95,13 +96,16 @@ struct VerifyProofCommand: ParsableCommand {
     }
 
     /// The `logId` a JSON public key file states; nil for the one-key-per-line form.
-    static func logId(ofPublicKeyFile bytes: [UInt8]) -> [UInt8]? {
-        guard let text = (try? JSONValue(parsing: bytes))?.objectValue?["logId"]?.stringValue else { return nil }
-        return Hex.decode(text)
+    /// - Throws: ``CLIError`` for a `logId` that is not 32 hex digits.
+    private func logId(ofPublicKeyFile bytes: [UInt8]) throws -> [UInt8]? {
+        guard let value = (try? JSONValue(parsing: bytes))?.objectValue?["logId"] else { return nil }
+        guard let text = value.stringValue, text.utf8.count == 2 * FormatConstants.logIdSize,
+            let logId = Hex.decode(text)
+        else { throw CLIError("--public-key \(publicKey): \"logId\" is not 32 hex digits") }
+        return logId
     }
 
-    private func report(_ error: any Error) {
-        let refusal = error as? ProofRefusal ?? ProofRefusal("file", "\(error)")
+    private func report(_ refusal: ProofRefusal) {
         if output.json {
             printJSON(
                 .object([

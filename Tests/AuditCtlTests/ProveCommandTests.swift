@@ -69,6 +69,7 @@ struct ProveCommandTests {
             )
             #expect(checked.status == 0, "\(checked.stdout) \(checked.stderr)")
             #expect(checked.stdout.contains("entry seq 4 is leaf 4 of \(fixture.origin) at tree size 7"))
+            #expect(checked.stdout.contains("the entry is the local log's"))
             #expect(checked.stderr.isEmpty)
             let verified = try await fixture.verifyProof(fixture.path("entry.proof"))
             #expect(verified.status == 0, "\(verified.stdout)")
@@ -86,6 +87,7 @@ struct ProveCommandTests {
             let members = try JSONValue(parsing: Array(unchecked.stdout.utf8)).objectValue ?? [:]
             #expect(members["signatureChecked"] == .bool(false))
             #expect(members["leafIndex"] == .integer(4))
+            #expect(members["comparedWithLocalLog"] == .bool(false))
         }
         let path = "/v1/logs/\(Hex.encode(fixture.logId))/proof?seq=4"
         #expect(

@@ -92,6 +92,9 @@ struct VerifyConsistencyCommandTests {
         )
         expectRefused(short, check: "consistency", message: "from size 3 to 7 does not hold")
 
+        // Equal sizes: a proof file must then be empty.
+        let needless = try await run(fixture, old: fixture.checkpoint(), new: fixture.checkpoint(), proof: hashes)
+        expectRefused(needless, check: "consistency", message: "from size 7 to 7 does not hold")
         let fork = try await run(
             fixture,
             old: fixture.checkpoint(size: 7),

@@ -193,6 +193,17 @@ struct VerifyProofCommandTests {
             message: "the device public key file is of log \(Hex.encode(other.logId))",
             publicKey: other.devicePublicKey
         )
+        // A JSON key file whose logId is not one: the file cannot be used (exit 2), nothing is said of the proof.
+        let badLogId = try other.write(Array(#"{"keys":[],"logId":"zz","v":1}"#.utf8), "bad-log-id.json")
+        let unreadable = try await CLIHarness.run(
+            "auditctl",
+            [
+                "verify-proof", fixture.write(bytes, "any.proof"), "--collector-key", fixture.collectorPublicKey,
+                "--public-key", badLogId,
+            ]
+        )
+        #expect(unreadable.status == 2, "\(unreadable.stdout) \(unreadable.stderr)")
+        #expect(unreadable.stdout.isEmpty)
         let otherLog = try CLIHarness.openLog(other.state)
         let bare = try other.write(
             Array((Hex.encode(try otherLog.activeSigningKey().publicKey.rawRepresentation) + "\n").utf8),
