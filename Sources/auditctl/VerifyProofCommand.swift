@@ -36,6 +36,7 @@ struct VerifyProofCommand: ParsableCommand {
     var dataKey: [String] = []
 
     func run() throws {
+        guard decrypt || dataKey.isEmpty else { throw CLIError("--data-key goes with --decrypt") }
         let collector = try ProofChecks.collectorKey(collectorKey)
         let publicKeyBytes = try readInput(publicKey)
         let deviceKeys: [Curve25519.Signing.PublicKey]
@@ -64,7 +65,8 @@ struct VerifyProofCommand: ParsableCommand {
         if let openError = view.openError {
             let hint = dataKey.isEmpty ? " (give --data-key FILE, or the device's --state-dir)" : ""
             FileHandle.standardError.write(Data("auditctl: cannot decrypt the event: \(openError)\(hint)\n".utf8))
-            // The key is there and AES-GCM refuses, or the event is not valid: the entry's content is wrong.
+            // Without the entry's data key the command could not do what was asked (2); with it, AES-GCM refused or
+            // the event is not valid: the signed content itself is wrong (1).
             throw ExitCode(dataKeys?[verified.entry.header.dataKeyId] == nil ? 2 : 1)
         }
     }

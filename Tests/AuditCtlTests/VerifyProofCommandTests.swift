@@ -271,6 +271,10 @@ struct VerifyProofCommandTests {
         let event = try JSONValue(parsing: Array(withFile.stdout.utf8)).objectValue?["entry"]?.objectValue?["event"]
         #expect(event?.objectValue?["type"] == .string("BIOMETRIC_AUTH_SUCCESS"))
 
+        let withoutDecrypt = try await fixture.verifyProof(file, ["--data-key", copy])
+        #expect(withoutDecrypt.status == 2)
+        #expect(withoutDecrypt.stderr.contains("--data-key goes with --decrypt"))
+
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: copy)
         let unsafe = try await fixture.verifyProof(file, ["--decrypt", "--data-key", copy])
         #expect(unsafe.status == 2)
