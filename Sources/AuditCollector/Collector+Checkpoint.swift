@@ -11,8 +11,15 @@ extension Collector {
     public func signedCheckpoint(logId: [UInt8]) async throws -> SignedNote? {
         let head = try await store.treeHead(logId: logId)
         guard head.size > 0 else { return nil }
+        return try signedCheckpoint(logId: logId, size: head.size, rootHash: head.root)
+    }
+
+    /// The checkpoint of the log's tree at `size` leaves with root `rootHash`, signed as
+    /// ``signedCheckpoint(logId:)`` signs the head: for answers read at one tree size (a proof and its checkpoint).
+    /// - Throws: `Checkpoint.Failure` for a root that is not 32 bytes; `SignedNote.Failure` if signing fails.
+    public func signedCheckpoint(logId: [UInt8], size: UInt64, rootHash: [UInt8]) throws -> SignedNote {
         let origin = origin(logId: logId)
-        let checkpoint = try Checkpoint(origin: origin, size: head.size, rootHash: head.root)
+        let checkpoint = try Checkpoint(origin: origin, size: size, rootHash: rootHash)
         return try checkpoint.sign(with: [NoteSigner(name: origin, privateKey: receiptKey.privateKey)])
     }
 }

@@ -18,6 +18,13 @@ public struct CollectorConfiguration: Sendable {
     /// A file holding the bearer token (mode 0600 or stricter), read by ``readToken()``; prefer it to ``token``
     /// given on a command line, which other local users can read in the process list.
     public var tokenFile: String?
+    /// A token that opens the read API (head, checkpoint, tiles, entry bundles, proofs, key) but not ingest; nil for
+    /// none (or for ``readTokenFile``). The ingest token opens reads too.
+    public var readAccessToken: String?
+    /// A file holding the read token (mode 0600 or stricter, refused otherwise), read by ``readAccess()``.
+    public var readTokenFile: String?
+    /// Opens the read API to anyone, with no token. Refused together with a read token.
+    public var publicRead = false
     /// The receipt key file; nil for `<databasePath>.collector.key`.
     public var keyPath: String?
     /// Device signing keys registered in advance (public key files); empty for trust on first use.
@@ -67,10 +74,41 @@ public struct CollectorConfiguration: Sendable {
         }
     }
 
-    /// Checks the limits.
-    /// - Throws: ``CollectorError`` for a non-positive timeout or limit.
+    /// Who may read: ``publicRead``, else the read token (``readAccessToken`` or ``readTokenFile``, refused if group or
+    /// others can read it) beside the ingest token, else the ingest token alone.
+    /// - Throws: ``CollectorError`` for public reads together with a read token, both a read token and a read token
+    ///   file, or an unsafe, unreadable or empty file.
+    public func readAccess() throws(CollectorError) -> ReadAccess {
+        try checkReadFlags()
+        if publicRead { return .everyone }
+        if let readAccessToken { return .token(readAccessToken) }
+        guard let readTokenFile else { return .ingestToken }
+        do {
+            return .token(try TokenFile.read(readTokenFile))
+        } catch {
+            throw CollectorError(.invalidConfiguration, "read " + error.description)
+        }
+    }
+
+    /// Refuses public reads together with a read token, and a read token together with a read token file.
+    private func checkReadFlags() throws(CollectorError) {
+        if publicRead, readAccessToken != nil || readTokenFile != nil {
+            throw CollectorError(
+                .invalidConfiguration,
+                "--public-read opens the read API to anyone and --read-token-file restricts it to a token: give one, "
+                    + "not both"
+            )
+        }
+        if readAccessToken != nil, readTokenFile != nil {
+            throw CollectorError(.invalidConfiguration, "give either a read token or a read token file, not both")
+        }
+    }
+
+    /// Checks the limits and that public reads do not come with a read token.
+    /// - Throws: ``CollectorError`` for a non-positive timeout or limit, or `--public-read` with a read token.
     public func validate() throws(CollectorError) {
         if let problem = limits.problem { throw CollectorError(.invalidConfiguration, problem) }
+        try checkReadFlags()
         guard maxIncidentsPerLog >= 1 else {
             throw CollectorError(.invalidConfiguration, "the incidents kept per log must be at least 1")
         }

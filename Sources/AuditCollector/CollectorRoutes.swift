@@ -11,6 +11,7 @@ import TransparencyLog
 struct CollectorRoutes: Sendable {
     let collector: Collector
     let token: String?
+    let readAccess: ReadAccess
     let logger: Logger
 
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
@@ -24,6 +25,7 @@ struct CollectorRoutes: Sendable {
         router.get("/v1/logs/:logId/checkpoint") { request, context in
             await getCheckpoint(request, logHex: context.parameters.get("logId") ?? "")
         }
+        registerReadAPI(on: router)
     }
 
     func postEvents(_ request: Request) async -> Response {
@@ -98,7 +100,7 @@ struct CollectorRoutes: Sendable {
     }
 
     func getHead(_ request: Request, logHex: String) async -> Response {
-        if let denied = authenticate(request) { return denied }
+        if let denied = authorizeRead(request) { return denied }
         guard let logId = Hex.decode(logHex), logId.count == FormatConstants.logIdSize else {
             return Self.error(.badRequest, "the log id must be 32 hex digits")
         }
@@ -115,13 +117,13 @@ struct CollectorRoutes: Sendable {
 
     /// The log's tree head as a signed C2SP checkpoint note (docs/TRANSPARENCY.md section 7), `text/plain`.
     func getCheckpoint(_ request: Request, logHex: String) async -> Response {
-        if let denied = authenticate(request) { return denied }
+        if let denied = authorizeRead(request) { return denied }
         guard let logId = Hex.decode(logHex), logId.count == FormatConstants.logIdSize else {
-            return Self.error(.badRequest, "the log id must be 32 hex digits")
+            return Self.readError(.badRequest, "the log id must be 32 hex digits")
         }
         do {
             guard let note = try await collector.signedCheckpoint(logId: logId) else {
-                return Self.error(.notFound, "the collector's tree of log \(Hex.encode(logId)) is empty")
+                return Self.readError(.notFound, "the collector's tree of log \(Hex.encode(logId)) is empty")
             }
             var response = Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(bytes: note.bytes)))
             response.headers[.contentType] = "text/plain; charset=utf-8"
@@ -129,12 +131,12 @@ struct CollectorRoutes: Sendable {
             return response
         } catch {
             logger.error("signing a log's checkpoint failed", metadata: ["error": "\(error)"])
-            return Self.error(.internalServerError, "cannot sign the checkpoint")
+            return Self.readError(.internalServerError, "cannot sign the checkpoint")
         }
     }
 
     func getKey(_ request: Request) -> Response {
-        if let denied = authenticate(request) { return denied }
+        if let denied = authorizeRead(request) { return denied }
         let key = collector.receiptKey
         return Self.json(
             .ok,
@@ -146,13 +148,38 @@ struct CollectorRoutes: Sendable {
         )
     }
 
-    /// nil when the request may proceed; a 401 otherwise. The comparison takes the same time for every token.
+    /// nil when the request carries the ingest token (or none is set); a 401 otherwise. The comparison takes the
+    /// same time for every token.
     func authenticate(_ request: Request) -> Response? {
         guard let token else { return nil }
-        let presented = request.headers[.authorization].flatMap { value -> String? in
+        if let presented = Self.bearer(request), Self.constantTimeEqual(presented, token) { return nil }
+        return Self.unauthorized()
+    }
+
+    /// nil when the request may use the read API (``ReadAccess``); a 401 otherwise.
+    func authorizeRead(_ request: Request) -> Response? {
+        switch readAccess {
+        case .everyone:
+            return nil
+        case .ingestToken:
+            return authenticate(request)
+        case .token(let readToken):
+            guard let presented = Self.bearer(request) else { return Self.unauthorized() }
+            // Both comparisons run, whichever matches.
+            let isRead = Self.constantTimeEqual(presented, readToken)
+            let isIngest = token.map { Self.constantTimeEqual(presented, $0) } ?? false
+            return isRead || isIngest ? nil : Self.unauthorized()
+        }
+    }
+
+    /// The token of an `Authorization: Bearer <token>` header.
+    static func bearer(_ request: Request) -> String? {
+        request.headers[.authorization].flatMap { value -> String? in
             value.hasPrefix("Bearer ") ? String(value.dropFirst(7)) : nil
         }
-        if let presented, Self.constantTimeEqual(presented, token) { return nil }
+    }
+
+    static func unauthorized() -> Response {
         var response = Self.error(.unauthorized, "a valid bearer token is required")
         response.headers[.wwwAuthenticate] = "Bearer"
         return response

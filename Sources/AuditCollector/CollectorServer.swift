@@ -3,8 +3,8 @@ public import Hummingbird
 public import Logging
 import NIOCore
 
-/// The collector's HTTP server (Hummingbird): `POST /v1/audit/events`, `GET /v1/logs/{logId}/head` and
-/// `GET /v1/collector/key` over a ``Collector``.
+/// The collector's HTTP server (Hummingbird): `POST /v1/audit/events`, `GET /v1/collector/key`, and per log
+/// `GET /v1/logs/{logId}/head`, `checkpoint`, `tile/…` and `proof…` (the read API) over a ``Collector``.
 ///
 /// Run it with ``run(onRunning:)`` inside a task and cancel the task to stop it (tests, embedding), or with
 /// ``runUntilSignalled(onRunning:)`` for a daemon that stops gracefully on SIGTERM and SIGINT.
@@ -17,18 +17,24 @@ public struct CollectorServer: Sendable {
     public let port: Int
     /// Bearer token every request must carry; nil for none.
     let token: String?
+    /// Who may use the read API.
+    let readAccess: ReadAccess
     /// Where request failures are logged (never tokens, keys or entry contents).
     public let logger: Logger
     /// The connections the listener holds, under its request deadlines and connection limits.
     public let connections: ConnectionTable
 
     /// Creates a server.
-    /// - Parameter limits: request deadlines and connection limits (docs/threat_model.md).
+    /// - Parameters:
+    ///   - token: the ingest token; nil for none.
+    ///   - readAccess: who may use the read API (by default, whoever holds the ingest token).
+    ///   - limits: request deadlines and connection limits (docs/threat_model.md).
     public init(
         collector: Collector,
         host: String,
         port: Int,
         token: String?,
+        readAccess: ReadAccess = .ingestToken,
         limits: ServerLimits = ServerLimits(),
         logger: Logger
     ) {
@@ -36,6 +42,7 @@ public struct CollectorServer: Sendable {
         self.host = host
         self.port = port
         self.token = token
+        self.readAccess = readAccess
         self.logger = logger
         connections = ConnectionTable(limits: limits)
     }
@@ -50,11 +57,13 @@ public struct CollectorServer: Sendable {
     ) throws(CollectorError) {
         try configuration.validate()
         let token = try configuration.readToken()
+        let readAccess = try configuration.readAccess()
         self.init(
             collector: try configuration.makeCollector(),
             host: configuration.host,
             port: configuration.port,
             token: token,
+            readAccess: readAccess,
             limits: configuration.limits,
             logger: logger
         )
@@ -66,7 +75,7 @@ public struct CollectorServer: Sendable {
         onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router(context: BasicRequestContext.self)
-        CollectorRoutes(collector: collector, token: token, logger: logger).register(on: router)
+        CollectorRoutes(collector: collector, token: token, readAccess: readAccess, logger: logger).register(on: router)
         return Application(
             router: router,
             server: GuardedHTTPServer.http1(table: connections, logger: logger),

@@ -38,7 +38,8 @@ extension CollectorStore {
     /// Appends to the tree every held entry the head covers and the tree does not: seqs above `coveredSeq` up to
     /// the head, in order. An entry accepted later at or below `coveredSeq` (inside a gap a removal record bridged)
     /// is not a leaf: the tree only grows at its end. Each level's right-edge tile is written once per chunk of
-    /// 4 096 entries.
+    /// 4 096 entries, and the seq of every leaf whose index is a multiple of 256 goes to `tree_bundles` (the leaf
+    /// index, ``recordBundles(_:logId:leaves:from:)``).
     @discardableResult
     /// - Parameter known: serialized entries by seq the caller holds in memory (the batch just stored), so that
     ///   only older entries are read back.
@@ -70,6 +71,7 @@ extension CollectorStore {
                 }
                 return MerkleHash.leaf(bytes)
             }
+            try recordBundles(db, logId: logId, leaves: seqs, from: state.size)
             for tile in try tiles.append(leafHashes: leaves, toSize: state.size) {
                 try write.execute(arguments: [
                     Data(logId), tile.level, Int64(bitPattern: tile.index), Data(tile.hashes),

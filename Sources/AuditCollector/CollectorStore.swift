@@ -84,6 +84,7 @@ public final class CollectorStore: Sendable {
             throw CollectorError(.corruptState, "the collector database has schema version \(version), expected 1")
         }
         try db.execute(sql: "INSERT OR IGNORE INTO metadata (key, value) VALUES ('schemaVersion', ?)", arguments: ["1"])
+        try createLeafIndexTables(db)
     }
 
     /// What a batch needs to know in advance: the log's keys and the held entries at and around its seqs.
@@ -132,6 +133,7 @@ public final class CollectorStore: Sendable {
                 receivedAt: receivedAt,
                 maxIncidents: maxIncidents
             )
+            try Self.recordNonleaves(db, logId: batch.logId, accepted: plan.accepted.map(\.seq))
             // The entries this batch stored feed the tree without being read back.
             var known: [UInt64: [UInt8]] = [:]
             for (entry, result) in zip(entries, plan.results) where result.status == .accepted {

@@ -64,6 +64,16 @@ public struct MerkleTiles {
         return (done + edges.values).sorted { ($0.level, $0.index) < ($1.level, $1.index) }
     }
 
+    /// How many hashes the tile at `level` and `index` holds in a tree of `size` leaves (c2sp.org/tlog-tiles,
+    /// "Partial Tiles"): 256 for a full tile, 1 ... 255 for the partial one at the right edge, 0 for none. Level
+    /// `l` has `floor(size / 256^l)` hashes.
+    public static func tileWidth(level: Int, index: UInt64, size: UInt64) -> Int {
+        guard level >= 0, level * height < UInt64.bitWidth, index <= UInt64.max / UInt64(width) else { return 0 }
+        let count = size >> UInt64(level * height)
+        let start = index * UInt64(width)
+        return count <= start ? 0 : Int(min(count - start, UInt64(width)))
+    }
+
     /// A node reader over these tiles for roots and proofs: the node at tree level `l`, index `i` comes from the
     /// tile holding its subtree's bottom row, each tile read and hashed up once per reader.
     public func nodes() -> MerkleNodes {

@@ -30,6 +30,19 @@ struct CollectorCommand: AsyncParsableCommand {
     @Option(help: "File holding the bearer token (mode 0600; refused if group/others can read it).")
     var tokenFile: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "File holding a token that opens the read API but not ingest (mode 0600; refused if group/others can "
+                + "read it).",
+            discussion: "The read API: head, checkpoint, tiles, entry bundles, proofs and the collector's key. "
+                + "The ingest token opens it too. Without this flag or --public-read, reads take the ingest token."
+        )
+    )
+    var readTokenFile: String?
+
+    @Flag(help: "Open the read API (head, checkpoint, tiles, entry bundles, proofs, key) to anyone, with no token.")
+    var publicRead = false
+
     @Option(help: "Seconds a new connection has to send a complete request head (default 10).")
     var headerTimeoutSeconds: Double?
 
@@ -68,6 +81,8 @@ struct CollectorCommand: AsyncParsableCommand {
         settings.trustFiles = trust
         if let name { settings.name = name }
         settings.tokenFile = tokenFile
+        settings.readTokenFile = readTokenFile
+        settings.publicRead = publicRead
         if tokenFile == nil {
             settings.token = token ?? ProcessInfo.processInfo.environment["AUDITD_COLLECTOR_TOKEN"]
         } else {

@@ -124,4 +124,12 @@ write("tlog-checkpoint", "checkpoint.txt", transparency["checkpoint"]["text"])
 write("tlog-checkpoint", "extensions.txt", transparency["checkpoint"]["text"] + "an extension line\n")
 write("tlog-proof", "proof.txt", transparency["proof"]["file"])
 write("note-vkey", "vkey.txt", transparency["key"]["vkey"])
+# tlog-tiles paths and entry bundles (c2sp.org/tlog-tiles): the spec's example index, partial tiles, the largest index.
+for name, path in [("example", "tile/0/x001/x234/067"), ("partial", "tile/1/005.p/17"), ("entries", "tile/entries/000"),
+                   ("entries-partial", "tile/entries/x001/000.p/255"), ("level", "tile/63/000"),
+                   ("largest", "tile/0/x018/x446/x744/x073/x709/x551/615")]:
+    write("tlog-tile-path", name + ".txt", path)
+leaves = [bytes.fromhex(leaf) for leaf in transparency["tree"]["leaves"]]
+write("tlog-entry-bundle", "vector-leaves.bin", b"".join(len(leaf).to_bytes(2, "big") + leaf for leaf in leaves))
+write("tlog-entry-bundle", "empty-entries.bin", b"\x00\x00" * 3)
 print("corpus written to", OUT)

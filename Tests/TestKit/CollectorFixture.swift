@@ -134,11 +134,14 @@ package struct CollectorReply {
     package var json: JSONValue?
     /// The body as sent.
     package var body: [UInt8]
+    /// The response's headers, by lowercased name.
+    package var headers: [String: String]
 
-    package init(status: Int, json: JSONValue?, body: [UInt8] = []) {
+    package init(status: Int, json: JSONValue?, body: [UInt8] = [], headers: [String: String] = [:]) {
         self.status = status
         self.json = json
         self.body = body
+        self.headers = headers
     }
 
     package var response: SyncResponse? { json.flatMap { try? SyncResponse(json: $0) } }
@@ -175,8 +178,17 @@ package struct CollectorClient: Sendable {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return CollectorReply(status: status, json: try? JSONValue(parsing: Array(data)), body: Array(data))
+        let http = response as? HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (name, value) in http?.allHeaderFields ?? [:] {
+            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        return CollectorReply(
+            status: http?.statusCode ?? 0,
+            json: try? JSONValue(parsing: Array(data)),
+            body: Array(data),
+            headers: headers
+        )
     }
 
     package func post(_ batch: SyncBatch) async throws -> CollectorReply {

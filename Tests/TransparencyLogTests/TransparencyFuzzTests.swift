@@ -62,4 +62,28 @@ struct TransparencyFuzzTests {
         let roundTrips = broken.inputs.isEmpty
         #expect(roundTrips, "\(broken.summary)")
     }
+
+    @Test("tlog-tiles paths: a path or an error; an accepted one renders to the same text")
+    func tilePath() {
+        let broken = Fuzz.Broken()
+        Fuzz.run("tlog-tile-path", seeds: Fuzz.corpus("tlog-tile-path"), iterations: 6_000) { input in
+            guard let text = String(validating: input, as: UTF8.self), let path = try? TilePath(parsing: text) else {
+                return
+            }
+            if !path.path.utf8.elementsEqual(input) { broken.note(input) }
+        }
+        let roundTrips = broken.inputs.isEmpty
+        #expect(roundTrips, "\(broken.summary)")
+    }
+
+    @Test("entry bundles: entries or an error; accepted entries encode to the same bytes")
+    func entryBundle() {
+        let broken = Fuzz.Broken()
+        Fuzz.run("tlog-entry-bundle", seeds: Fuzz.corpus("tlog-entry-bundle"), iterations: 4_000) { input in
+            guard let entries = try? EntryBundle.parse(input) else { return }
+            if (try? EntryBundle.encode(entries)) != input { broken.note(input) }
+        }
+        let roundTrips = broken.inputs.isEmpty
+        #expect(roundTrips, "\(broken.summary)")
+    }
 }
