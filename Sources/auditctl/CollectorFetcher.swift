@@ -78,11 +78,13 @@ struct CollectorFetcher {
         return "\(error)"
     }
 
-    /// The text of an error answer `{"error":"..."}` (or of the body), on one line, at most 300 characters, without
-    /// control characters: it comes from the network and is printed to a terminal.
+    /// The text of an error answer `{"error":"...","reason":"..."}` (the reason, when there is one, in brackets: the
+    /// read API's 404s name their case, docs/TRANSPARENCY.md section 8.4), or of the body; on one line, at most 300
+    /// characters, without control characters: it comes from the network and is printed to a terminal.
     static func reason(_ answer: Answer) -> String {
         let members = (try? JSONValue(parsing: answer.body))?.objectValue
-        let text = members?["error"]?.stringValue ?? String(decoding: answer.body.prefix(300), as: UTF8.self)
+        var text = members?["error"]?.stringValue ?? String(decoding: answer.body.prefix(300), as: UTF8.self)
+        if let reason = members?["reason"]?.stringValue { text += " [\(printable(reason, limit: 40))]" }
         return printable(text)
     }
 
