@@ -133,9 +133,13 @@ let package = Package(
         .executableTarget(
             name: "auditctl",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "BiometricUnlock", "UnlockSimulation",
+                "AuditChain", "AuditWire", "AuditStore", "BiometricUnlock", "UnlockSimulation", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `auditctl prove` and `verify-consistency --collector` fetch from the collector.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .executableTarget(
@@ -211,8 +215,16 @@ let package = Package(
         .testTarget(
             name: "AuditCtlTests",
             dependencies: [
-                "auditctl", "CrashChild", "AuditChain", "AuditStore", "TestKit",
+                "auditctl", "CrashChild", "AuditChain", "AuditStore", "AuditWire", "AuditCollector", "TransparencyLog",
+                "FuzzSupport", "TestKit",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // A stand-in collector serving forged and hostile proof answers to `auditctl prove`.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -13,7 +13,8 @@ struct AuditCtl: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, EmitCommand.self, LogCommand.self, ShowCommand.self, VerifyCommand.self,
             ExportCommand.self, CheckpointCommand.self, StatsCommand.self, KeysCommand.self,
-            SimulateCommand.self, QueueCommand.self, DLQCommand.self,
+            SimulateCommand.self, QueueCommand.self, DLQCommand.self, ProveCommand.self, VerifyProofCommand.self,
+            VerifyConsistencyCommand.self,
         ]
     )
 }
@@ -33,9 +34,14 @@ enum AuditCtlMain {
         }
     }
 
-    /// Prints the error and returns the exit code: help and `ExitCode` as they are, everything else 2.
+    /// Prints the error and returns the exit code: help and `ExitCode` as they are, evidence that does not hold
+    /// (``ProofRefusal``) 1, everything else 2.
     static func report(_ error: any Error) -> Int32 {
         if let exitCode = error as? ExitCode { return exitCode.rawValue }
+        if let refusal = error as? ProofRefusal {
+            FileHandle.standardError.write(Data("auditctl: \(refusal.message)\n".utf8))
+            return 1
+        }
         if AuditCtl.exitCode(for: error) == .success {
             print(AuditCtl.fullMessage(for: error))
             return 0

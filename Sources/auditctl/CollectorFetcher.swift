@@ -1,0 +1,125 @@
+import AsyncHTTPClient
+import AuditChain
+import AuditWire
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// GET requests to a collector, for `prove` and `verify-consistency --collector`: AsyncHTTPClient, as the agent's
+/// transport (``AuditSync/HTTPSyncTransport``) uses it. No redirect is followed and nothing is decompressed; every
+/// answer is read up to a bound the caller gives, and a larger one is refused.
+struct CollectorFetcher {
+    /// An HTTP answer: its status and body.
+    struct Answer {
+        var status: Int
+        var body: [UInt8]
+    }
+
+    /// The collector's base URL, without a trailing slash: `http://127.0.0.1:8080`.
+    let base: String
+    /// The bearer token, when the collector requires one.
+    let token: String?
+    /// The deadline of one request, connection included.
+    var timeout: TimeAmount = .seconds(30)
+
+    /// A fetcher of `collector`, a `http://` or `https://` URL with no query.
+    /// - Throws: ``CLIError`` for another URL.
+    init(collector: String, token: String?) throws {
+        guard let url = URL(string: collector), let scheme = url.scheme?.lowercased(),
+            ["http", "https"].contains(scheme),
+            url.host != nil, url.query == nil, url.fragment == nil
+        else {
+            throw CLIError("--collector: \"\(collector)\" is not an http:// or https:// URL")
+        }
+        var base = collector
+        while base.hasSuffix("/") { base.removeLast() }
+        self.base = base
+        self.token = token
+    }
+
+    /// `GET <base><path>`: the status and the body.
+    ///
+    /// - Parameters:
+    ///   - path: the path and query, starting with `/`.
+    ///   - maxBytes: the largest body read.
+    /// - Throws: ``CLIError`` when no answer came (connection refused, timeout) or the body is larger than `maxBytes`.
+    func get(_ path: String, maxBytes: Int) async throws -> Answer {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        var request = HTTPClientRequest(url: base + path)
+        request.method = .GET
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let result: Result<Answer, any Error>
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            let body = try await response.body.collect(upTo: maxBytes)
+            result = .success(Answer(status: Int(response.status.code), body: Array(body.readableBytesView)))
+        } catch is NIOTooManyBytesError {
+            result = .failure(CLIError("the collector's answer to GET \(path) is larger than \(maxBytes) bytes"))
+        } catch {
+            result = .failure(CLIError("GET \(base + path): no answer from the collector (\(Self.describe(error)))"))
+        }
+        try? await client.shutdown()
+        return try result.get()
+    }
+
+    /// Why a request got no answer, shortly.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError,
+            [.deadlineExceeded, .connectTimeout, .readTimeout, .writeTimeout].contains(error)
+        {
+            return "timeout"
+        }
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
+    }
+
+    /// The text of an error answer `{"error":"...","reason":"..."}` (the reason, when there is one, in brackets: the
+    /// read API's 404s name their case, docs/TRANSPARENCY.md section 8.4), or of the body; on one line, at most 300
+    /// characters, without control characters: it comes from the network and is printed to a terminal.
+    static func reason(_ answer: Answer) -> String {
+        let members = (try? JSONValue(parsing: answer.body))?.objectValue
+        var text = members?["error"]?.stringValue ?? String(decoding: answer.body.prefix(300), as: UTF8.self)
+        if let reason = members?["reason"]?.stringValue { text += " [\(printable(reason, limit: 40))]" }
+        return printable(text)
+    }
+
+    /// `text` with control characters replaced and cut to `limit` characters.
+    static func printable(_ text: String, limit: Int = 300) -> String {
+        let cleaned = String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }
+            )
+        )
+        return cleaned.count > limit ? String(cleaned.prefix(limit)) + "..." : cleaned
+    }
+}
+
+/// Reads the bearer token of `--token` or `--token-file`: a file must be private (mode 0600, as key files) and hold
+/// one non-empty line.
+func bearerToken(token: String?, tokenFile: String?) throws -> String? {
+    if token != nil, tokenFile != nil { throw CLIError("give --token or --token-file, not both") }
+    guard let tokenFile else { return token }
+    let bytes: [UInt8]
+    do {
+        guard let read = try PrivateFile.read(tokenFile, maxBytes: 64 * 1024) else {
+            throw CLIError("cannot open token file \(tokenFile): no such file")
+        }
+        bytes = read
+    } catch PrivateFile.Failure.unsafe(let mode) {
+        throw CLIError("token file \(tokenFile) " + PrivateFile.unsafeAdvice(tokenFile, mode: mode))
+    } catch let error as CLIError {
+        throw error
+    } catch {
+        throw CLIError("cannot read token file \(tokenFile): \(error)")
+    }
+    let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !text.isEmpty, !text.contains(where: \.isNewline) else {
+        throw CLIError("token file \(tokenFile) must hold one non-empty line")
+    }
+    return text
+}

@@ -1,0 +1,98 @@
+import AuditChain
+import Crypto
+import TransparencyLog
+
+/// A tlog-proof file whose every check passed (docs/TRANSPARENCY.md section 9): the entry it carries as extra data is
+/// authentic (signed by one of the device's keys, over the payload it carries) and is leaf ``index`` of the tree the
+/// collector signed as ``checkpoint``.
+struct VerifiedProof {
+    /// The entry the file carries.
+    let entry: SealedEntry
+    /// Its leaf index.
+    let index: UInt64
+    /// The checkpoint, signed by ``collectorKey``.
+    let checkpoint: Checkpoint
+    /// The collector's key under the checkpoint's origin.
+    let collectorKey: NoteVerifierKey
+
+    /// Runs every check, first what the entry says about itself, then what the collector says about the entry.
+    ///
+    /// - Parameters:
+    ///   - file: the proof file's bytes.
+    ///   - collectorKey: the collector's public key.
+    ///   - deviceKeys: the device's public signing keys.
+    ///   - deviceLogId: the log the public key file says it is of, when it says so.
+    /// - Throws: ``ProofRefusal`` for the first check that fails.
+    init(
+        file: [UInt8],
+        collectorKey: Curve25519.Signing.PublicKey,
+        deviceKeys: [Curve25519.Signing.PublicKey],
+        deviceLogId: [UInt8]?
+    ) throws(ProofRefusal) {
+        let proof: TlogProof
+        do {
+            proof = try TlogProof(parsing: file)
+        } catch {
+            throw ProofRefusal("file", "the file is not a tlog proof: \(error)")
+        }
+        guard !proof.extra.isEmpty else {
+            throw ProofRefusal("file", "the proof carries no entry: its extra data (the serialized entry) is missing")
+        }
+        do {
+            entry = try SealedEntry(serialized: proof.extra)
+        } catch {
+            throw ProofRefusal("entry", "the proof's extra data is not a well-formed entry: \(error)")
+        }
+        try Self.checkAuthentic(entry, deviceKeys: deviceKeys, deviceLogId: deviceLogId)
+        let origin = proof.checkpoint.origin
+        try ProofChecks.checkOrigin(origin, logId: entry.header.logId)
+        self.collectorKey = try ProofChecks.verifyNote(proof.note, origin: origin, collectorKey: collectorKey)
+        try ProofChecks.verifyInclusion(
+            entry: proof.extra,
+            index: proof.index,
+            checkpoint: proof.checkpoint,
+            proof: proof.inclusionProof
+        )
+        index = proof.index
+        checkpoint = proof.checkpoint
+    }
+
+    /// Checks that one of the device's keys signed `entry` and that its payload is the one signed.
+    ///
+    /// A single entry carries no key history, so its signing key must be in the public key file itself (as `auditctl
+    /// keys export-public` writes every signing key the device used); the rotations `auditctl verify` follows along a
+    /// chain are not there to follow.
+    static func checkAuthentic(
+        _ entry: SealedEntry,
+        deviceKeys: [Curve25519.Signing.PublicKey],
+        deviceLogId: [UInt8]?
+    ) throws(ProofRefusal) {
+        let header = entry.header
+        if let deviceLogId, deviceLogId != header.logId {
+            throw ProofRefusal(
+                "device-key",
+                "the device public key file is of log \(Hex.encode(deviceLogId)), the entry of log "
+                    + Hex.encode(header.logId)
+            )
+        }
+        guard let key = deviceKeys.first(where: { KeyID.signing($0) == header.signingKeyId }) else {
+            throw ProofRefusal(
+                "device-key",
+                "the entry is signed by key \(header.signingKeyId), which the device public key file does not hold "
+                    + "(export it again with `auditctl keys export-public` after a key rotation)"
+            )
+        }
+        guard entry.isSigned(by: key) else {
+            throw ProofRefusal(
+                "entry-signature",
+                "the entry's signature does not verify with device key \(header.signingKeyId): the entry was altered"
+            )
+        }
+        guard entry.payloadDigestMatches else {
+            throw ProofRefusal(
+                "payload",
+                "the entry's nonce or payload is not the one its signature covers: the payload was altered"
+            )
+        }
+    }
+}
