@@ -177,7 +177,19 @@ package struct CollectorClient: Sendable {
             request.httpBody = Data(body)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        // A kept-alive connection the collector closed (its idle or header deadline passed while a starved test
+        // process waited) is lost before the answer: sent again on a new connection, as the agent retries. Every
+        // request here is idempotent (reads, and batches the collector de-duplicates).
+        var attempt = 0
+        var result: (Data, URLResponse)?
+        while result == nil {
+            do {
+                result = try await URLSession.shared.data(for: request)
+            } catch let error as URLError where error.code == .networkConnectionLost && attempt < 2 {
+                attempt += 1
+            }
+        }
+        guard let (data, response) = result else { throw URLError(.unknown) }
         let http = response as? HTTPURLResponse
         var headers: [String: String] = [:]
         for (name, value) in http?.allHeaderFields ?? [:] {
