@@ -29,10 +29,24 @@ struct TransparencyVectorTests {
             let hashes: [String]
             let file: String
         }
+        struct Proofs: Decodable {
+            struct Inclusion: Decodable {
+                let size, index: UInt64
+                let proof: [String]
+            }
+            struct Consistency: Decodable {
+                let first, second: UInt64
+                let proof: [String]
+            }
+            let roots: [String]
+            let inclusion: [Inclusion]
+            let consistency: [Consistency]
+        }
         let key: Key
         let tree: Tree
         let checkpoint: Checkpoint
         let proof: Proof
+        let proofs: Proofs
     }
 
     static func load() throws -> Vectors {
@@ -104,6 +118,88 @@ struct TransparencyVectorTests {
         let checkpoint = try parsed.verify(entry: parsed.extra, origin: v.checkpoint.origin, keys: [key])
         #expect(checkpoint.size == v.tree.size)
         #expect(parsed.extra == leaves[Int(v.proof.index)])
+    }
+}
+
+extension TransparencyVectorTests {
+    /// The tree's tiles, grown one leaf at a time, as the collector stores them.
+    static func tiles(_ leafHashes: [[UInt8]]) throws -> MerkleNodes {
+        final class Store: @unchecked Sendable {
+            var tiles: [String: [UInt8]] = [:]
+        }
+        let store = Store()
+        let reader = MerkleTiles { level, index in store.tiles["\(level)/\(index)"] ?? [] }
+        for (size, hash) in leafHashes.enumerated() {
+            for tile in try reader.append(leafHashes: [hash], toSize: UInt64(size)) {
+                store.tiles["\(tile.level)/\(tile.index)"] = tile.hashes
+            }
+        }
+        return reader.nodes()
+    }
+
+    @Test("every root, inclusion proof and consistency proof of the small tree, from the tree and from its tiles")
+    func everyProof() throws {
+        let v = try Self.load()
+        let tree = MerkleTree(leaves: v.tree.leaves.map(SpecExamples.hex))
+        let nodes = try Self.tiles(tree.leafHashes)
+        #expect(v.proofs.roots.count == Int(tree.size))
+        for (offset, root) in v.proofs.roots.enumerated() {
+            let size = UInt64(offset + 1)
+            #expect(tree.root(size: size).map(Self.hex) == root)
+            #expect(Self.hex(try nodes.root(size: size)) == root)
+        }
+        #expect(v.proofs.inclusion.count == 15 && v.proofs.consistency.count == 15)
+        for case let c in v.proofs.inclusion {
+            #expect(
+                tree.inclusionProof(index: c.index, size: c.size)?.map(Self.hex) == c.proof,
+                "\(c.index) in \(c.size)"
+            )
+            #expect(try nodes.inclusionProof(index: c.index, size: c.size).map(Self.hex) == c.proof)
+            let proof = c.proof.map(SpecExamples.hex)
+            let root = SpecExamples.hex(v.proofs.roots[Int(c.size) - 1])
+            let leaf = tree.leafHashes[Int(c.index)]
+            try MerkleProof.verifyInclusion(leafHash: leaf, index: c.index, size: c.size, proof: proof, root: root)
+            if var changed = proof.first {
+                changed[0] ^= 1
+                #expect(throws: MerkleProof.Failure.self) {
+                    try MerkleProof.verifyInclusion(
+                        leafHash: leaf,
+                        index: c.index,
+                        size: c.size,
+                        proof: [changed] + proof.dropFirst(),
+                        root: root
+                    )
+                }
+            }
+        }
+        for case let c in v.proofs.consistency {
+            #expect(tree.consistencyProof(first: c.first, second: c.second)?.map(Self.hex) == c.proof)
+            if c.first < c.second {
+                #expect(try nodes.consistencyProof(first: c.first, second: c.second).map(Self.hex) == c.proof)
+            }
+            let proof = c.proof.map(SpecExamples.hex)
+            let firstRoot = SpecExamples.hex(v.proofs.roots[Int(c.first) - 1])
+            let secondRoot = SpecExamples.hex(v.proofs.roots[Int(c.second) - 1])
+            try MerkleProof.verifyConsistency(
+                first: c.first,
+                second: c.second,
+                firstRoot: firstRoot,
+                secondRoot: secondRoot,
+                proof: proof
+            )
+            if var changed = proof.last {
+                changed[0] ^= 1
+                #expect(throws: MerkleProof.Failure.self) {
+                    try MerkleProof.verifyConsistency(
+                        first: c.first,
+                        second: c.second,
+                        firstRoot: firstRoot,
+                        secondRoot: secondRoot,
+                        proof: proof.dropLast() + [changed]
+                    )
+                }
+            }
+        }
     }
 }
 

@@ -121,6 +121,46 @@ def path(m, hashes):
     return path(m - k, hashes[k:]) + [mth(hashes[:k])]
 
 
+def subproof(m, hashes, complete):
+    # RFC 6962 section 2.1.2, SUBPROOF(m, D[n], b).
+    n = len(hashes)
+    if m == n:
+        return [] if complete else [mth(hashes)]
+    k = split(n)
+    if m <= k:
+        return subproof(m, hashes[:k], complete) + [mth(hashes[k:])]
+    return subproof(m - k, hashes[k:], False) + [mth(hashes[:k])]
+
+
+def verify_consistency(first, second, first_root, second_root, proof):
+    # RFC 9162 section 2.1.4.2, for 0 < first <= second.
+    if first == second:
+        return not proof and first_root == second_root
+    if first & (first - 1) == 0:
+        proof = [first_root] + proof
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    if not proof:
+        return False
+    fr = sr = proof[0]
+    for c in proof[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and fr == first_root and sr == second_root
+
+
 def root_from_inclusion(leaf, index, size, proof):
     # RFC 9162 section 2.1.3.2.
     if index >= size:
@@ -216,6 +256,31 @@ def main(path_to_json):
     check("tree size", tree["size"] == len(leaves))
     root = mth(hashes)
     check("root hash", root.hex() == tree["rootHash"])
+
+    # Every tree size's root, every inclusion proof and every consistency proof of the small tree (RFC 6962
+    # definitions), each also verified by RFC 9162's algorithms, and each refused once a hash is changed.
+    proofs = v["proofs"]
+    check("roots of every size", proofs["roots"] == [mth(hashes[:n]).hex() for n in range(1, len(hashes) + 1)])
+    expected_inclusion = [
+        {"size": n, "index": m, "proof": [h.hex() for h in path(m, hashes[:n])]}
+        for n in range(1, len(hashes) + 1) for m in range(n)
+    ]
+    check("every inclusion proof", proofs["inclusion"] == expected_inclusion)
+    for case in proofs["inclusion"]:
+        n, m, hs = case["size"], case["index"], [bytes.fromhex(x) for x in case["proof"]]
+        good = root_from_inclusion(hashes[m], m, n, hs) == mth(hashes[:n])
+        bad = bool(hs) and root_from_inclusion(hashes[m], m, n, [bytes([hs[0][0] ^ 1]) + hs[0][1:]] + hs[1:]) == mth(hashes[:n])
+        check("inclusion proof of leaf %d in %d verifies, and not once changed" % (m, n), good and not bad)
+    expected_consistency = [
+        {"first": m, "second": n, "proof": [h.hex() for h in subproof(m, hashes[:n], True)]}
+        for n in range(1, len(hashes) + 1) for m in range(1, n + 1)
+    ]
+    check("every consistency proof", proofs["consistency"] == expected_consistency)
+    for case in proofs["consistency"]:
+        m, n, hs = case["first"], case["second"], [bytes.fromhex(x) for x in case["proof"]]
+        good = verify_consistency(m, n, mth(hashes[:m]), mth(hashes[:n]), hs)
+        bad = bool(hs) and verify_consistency(m, n, mth(hashes[:m]), mth(hashes[:n]), hs[:-1] + [bytes([hs[-1][0] ^ 1]) + hs[-1][1:]])
+        check("consistency proof from %d to %d verifies, and not once changed" % (m, n), good and not bad)
 
     text = cp["origin"] + "\n" + str(len(leaves)) + "\n" + b64(root) + "\n"
     check("checkpoint text", text == cp["text"])
