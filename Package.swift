@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AuditCollector", targets: ["AuditCollector"]),
         .library(name: "AuditAgent", targets: ["AuditAgent"]),
         .library(name: "AuditServerKit", targets: ["AuditServerKit"]),
+        .library(name: "AuditWitness", targets: ["AuditWitness"]),
         .executable(name: "auditd", targets: ["auditd"]),
         .executable(name: "auditctl", targets: ["auditctl"]),
     ],
@@ -107,6 +108,20 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // A minimal c2sp.org/tlog-witness witness of one collector's logs, behind `auditd witness`.
+        .target(
+            name: "AuditWitness",
+            dependencies: [
+                "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -125,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "auditd",
             dependencies: [
-                "AuditAgent", "AuditCollector", "AuditServerKit",
+                "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -184,7 +199,8 @@ let package = Package(
         .testTarget(
             name: "AuditSyncTests",
             dependencies: [
-                "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "TestKit", "TransparencyLog",
+                "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "AuditWitness", "TestKit",
+                "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -199,10 +215,19 @@ let package = Package(
         ),
         .testTarget(name: "AuditServerKitTests", dependencies: ["AuditServerKit"]),
         .testTarget(
+            name: "AuditWitnessTests",
+            dependencies: [
+                "AuditWitness", "AuditCollector", "AuditWire", "TestKit", "TransparencyLog", "FuzzSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "AuditAgentTests",
             dependencies: [
                 "auditd", "AuditAgent", "AuditCollector", "AuditStore", "AuditSync", "AuditWire", "AuditChain",
-                "AuditServerKit", "FuzzSupport", "TestKit", "TransparencyLog",
+                "AuditServerKit", "AuditWitness", "FuzzSupport", "TestKit", "TransparencyLog",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
