@@ -109,6 +109,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // A minimal c2sp.org/tlog-witness witness of one collector's logs, behind `auditd witness`.
@@ -127,7 +129,7 @@ let package = Package(
         .target(
             name: "AuditAgent",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
