@@ -176,7 +176,9 @@ let package = Package(
         .target(
             name: "TestKit",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "BiometricUnlock",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditWitness",
+                "BiometricUnlock",
+                "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -216,9 +216,11 @@ package func withCollector<T: Sendable>(
     _ directory: CollectorTempDir,
     token: String? = nil,
     trust: [String] = [],
+    witnesses: [WitnessEndpoint] = [],
     _ body: (CollectorClient, Collector) async throws -> T
 ) async throws -> T {
     var configuration = CollectorConfiguration(databasePath: directory.database)
+    configuration.witnesses = witnesses
     configuration.port = 0
     configuration.token = token
     configuration.trustFiles = trust
