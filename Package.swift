@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AuditCollector", targets: ["AuditCollector"]),
         .library(name: "AuditAgent", targets: ["AuditAgent"]),
         .library(name: "AuditServerKit", targets: ["AuditServerKit"]),
+        .library(name: "AuditWitness", targets: ["AuditWitness"]),
         .executable(name: "auditd", targets: ["auditd"]),
         .executable(name: "auditctl", targets: ["auditctl"]),
     ],
@@ -107,12 +108,28 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // A minimal c2sp.org/tlog-witness witness of one collector's logs, behind `auditd witness`.
+        .target(
+            name: "AuditWitness",
+            dependencies: [
+                "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "AuditAgent",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -125,7 +142,7 @@ let package = Package(
         .executableTarget(
             name: "auditd",
             dependencies: [
-                "AuditAgent", "AuditCollector", "AuditServerKit",
+                "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -163,7 +180,9 @@ let package = Package(
         .target(
             name: "TestKit",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "BiometricUnlock",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditWitness",
+                "BiometricUnlock",
+                "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -188,7 +207,8 @@ let package = Package(
         .testTarget(
             name: "AuditSyncTests",
             dependencies: [
-                "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "TestKit", "TransparencyLog",
+                "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "AuditWitness", "TestKit",
+                "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -203,10 +223,19 @@ let package = Package(
         ),
         .testTarget(name: "AuditServerKitTests", dependencies: ["AuditServerKit"]),
         .testTarget(
+            name: "AuditWitnessTests",
+            dependencies: [
+                "AuditWitness", "AuditCollector", "AuditWire", "TestKit", "TransparencyLog", "FuzzSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "AuditAgentTests",
             dependencies: [
                 "auditd", "AuditAgent", "AuditCollector", "AuditStore", "AuditSync", "AuditWire", "AuditChain",
-                "AuditServerKit", "FuzzSupport", "TestKit", "TransparencyLog",
+                "AuditServerKit", "AuditWitness", "FuzzSupport", "TestKit", "TransparencyLog",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -84,7 +84,9 @@ public final class Agent: Sendable {
                 log: log,
                 transport: transport,
                 policy: configuration.policy,
-                collectorKey: collectorKey
+                collectorKey: collectorKey,
+                witnessKeys: configuration.witnessKeys,
+                witnessQuorum: configuration.witnessQuorum
             ) { event in
                 logger.log(
                     level: Logger.Level(rawValue: event.level) ?? .info,

@@ -2,6 +2,7 @@ public import AuditStore
 public import AuditServerKit
 public import Foundation
 public import Logging
+public import TransparencyLog
 
 /// The agent's settings. Every member has a default; ``resolve(configFile:environment:flags:)`` reads a JSON file,
 /// the environment and flags over them (flags override the environment, which overrides the file).
@@ -32,6 +33,11 @@ public struct AgentConfiguration: Sendable {
     /// A file holding the collector's receipt key (the answer of `GET /v1/collector/key`, or 64 hex digits); nil
     /// pins the key the collector publishes at first contact.
     public var collectorKeyFile: String?
+    /// Witnesses whose cosignatures each collector checkpoint must carry (docs/TRANSPARENCY.md section 11); empty
+    /// for none.
+    public var witnessKeys: [CosignatureVerifierKey] = []
+    /// How many of ``witnessKeys`` must have cosigned a checkpoint; nil for all of them.
+    public var witnessQuorum: Int?
     /// Whether the unix ingest socket is on.
     public var socketEnabled = true
     /// The unix ingest socket; nil for `<stateDirectory>/ingest.sock`.
@@ -86,6 +92,13 @@ public struct AgentConfiguration: Sendable {
     /// - Throws: ``AgentError`` for a non-loopback listener without ``allowRemoteListen``, no listener at all,
     ///   both a token and a token file, a backend that is not http(s), or a socket path too long.
     public func validate() throws(AgentError) {
+        if let witnessQuorum, witnessQuorum > Set(witnessKeys).count {
+            throw AgentError(
+                .invalidConfiguration,
+                "witnessQuorum \(witnessQuorum) is more than the \(Set(witnessKeys).count) witness keys configured "
+                    + "(witnessKey): no checkpoint could ever satisfy it"
+            )
+        }
         for (name, address) in [("listen", listen), ("metrics", metrics)] {
             guard let address, !address.isLoopback, !allowRemoteListen else { continue }
             throw AgentError(

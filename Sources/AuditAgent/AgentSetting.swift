@@ -2,6 +2,7 @@ import AuditServerKit
 import Foundation
 import Logging
 import AuditStore
+import TransparencyLog
 
 /// One setting of the agent: its key in the JSON configuration file, its environment variable and its flag.
 public struct AgentSetting: Sendable {
@@ -53,6 +54,21 @@ public struct AgentSetting: Sendable {
         },
         .init("collectorKey", "AUDITD_COLLECTOR_KEY", "collector receipt key file (default: pinned at first contact)") {
             $0.collectorKeyFile = $1
+        },
+        .init("witnessKey", "AUDITD_WITNESS_KEY", "witness vkeys that must cosign checkpoints (space-separated)") {
+            config,
+            text in
+            let parts = text.split(whereSeparator: { $0 == " " || $0 == "," || $0.isNewline })
+            config.witnessKeys = try parts.map { part in
+                do {
+                    return try CosignatureVerifierKey(parsing: String(part))
+                } catch {
+                    throw ParseFailure("\"\(part)\" is not a witness verifier key: \(error)")
+                }
+            }
+        },
+        .init("witnessQuorum", "AUDITD_WITNESS_QUORUM", "witness cosignatures required (default: all keys)") {
+            $0.witnessQuorum = try count($1)
         },
         .init("socket", "AUDITD_SOCKET", "unix ingest socket (default <stateDir>/ingest.sock; off)") { config, text in
             config.socketEnabled = text != "off"

@@ -27,10 +27,12 @@ extension Collector {
     }
 
     /// The version 2 receipt of the log's tree as it is now (docs/PROTOCOL.md section 3.2); nil while it is empty.
+    /// Its checkpoint carries the configured witnesses' cosignatures (``witnessed(_:logId:size:)``).
     /// - Parameter from: the batch's `treeSize`, for the consistency proof.
     public func treeReceipt(logId: [UInt8], from: UInt64?) async throws -> TreeReceipt? {
         guard let parts = try await store.treeReceiptParts(logId: logId, from: from) else { return nil }
-        let note = try signedCheckpoint(logId: logId, size: parts.size, rootHash: parts.root)
+        let signed = try signedCheckpoint(logId: logId, size: parts.size, rootHash: parts.root)
+        let note = await witnessed(signed, logId: logId, size: parts.size)
         return TreeReceipt(
             logId: logId,
             seq: parts.seq,

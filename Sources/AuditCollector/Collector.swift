@@ -2,6 +2,7 @@ public import AuditChain
 public import AuditWire
 public import Crypto
 import Dispatch
+public import Logging
 
 /// The reference backend's logic: verifies, de-duplicates and stores delivered batches and signs receipts for
 /// the contiguous head (docs/PROTOCOL.md). The HTTP layer is ``CollectorServer``.
@@ -14,6 +15,10 @@ public final class Collector: Sendable {
     public let trusted: [KeyID: Curve25519.Signing.PublicKey]
     /// The name in each log's checkpoint origin, `<name>/<log id hex>`.
     public let name: String
+    /// The witnesses asked to cosign each version 2 answer's checkpoint (docs/TRANSPARENCY.md section 11).
+    let witnesses: [WitnessClient]
+    /// Where witness failures are logged.
+    let logger: Logger
     private let clock: @Sendable () -> AuditTimestamp
 
     /// The name a collector gives its logs unless configured.
@@ -26,16 +31,24 @@ public final class Collector: Sendable {
     ///   - trustedKeys: device keys registered in advance; when empty, a log's genesis key is pinned on first
     ///     sight (trust on first use).
     ///   - name: the name in each log's checkpoint origin.
+    ///   - witnesses: the witnesses asked to cosign each version 2 answer's checkpoint.
+    ///   - witnessTimeout: the deadline of one witness request.
+    ///   - logger: where witness failures are logged.
     ///   - clock: the time written into receipts.
     public init(
         store: CollectorStore,
         receiptKey: SigningKey,
         trustedKeys: [Curve25519.Signing.PublicKey] = [],
         name: String = Collector.defaultName,
+        witnesses: [WitnessEndpoint] = [],
+        witnessTimeout: Duration = .seconds(5),
+        logger: Logger = Logger(label: "auditd.collector"),
         clock: @escaping @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
     ) {
         self.store = store
         self.name = name
+        self.witnesses = witnesses.map { WitnessClient(endpoint: $0, timeout: witnessTimeout) }
+        self.logger = logger
         self.receiptKey = receiptKey
         self.trusted = Dictionary(trustedKeys.map { (KeyID.signing($0), $0) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock

@@ -3,6 +3,7 @@ import AuditWire
 public import AuditServerKit
 public import Crypto
 import Foundation
+public import Logging
 import TransparencyLog
 
 /// The collector's settings: where it listens, its database, token, receipt key and trusted device keys.
@@ -37,6 +38,10 @@ public struct CollectorConfiguration: Sendable {
     /// `<name>/<log id hex>` (docs/TRANSPARENCY.md). A schema-less URL naming the collector, as tlog-checkpoint
     /// recommends.
     public var name = Collector.defaultName
+    /// Witnesses asked to cosign the checkpoint of every version 2 answer (`--witness URL=VKEY`), in order.
+    public var witnesses: [WitnessEndpoint] = []
+    /// The deadline of one witness request.
+    public var witnessTimeout: Duration = .seconds(5)
 
     /// Creates a configuration with defaults for everything but the database.
     public init(databasePath: String) {
@@ -109,6 +114,9 @@ public struct CollectorConfiguration: Sendable {
     public func validate() throws(CollectorError) {
         if let problem = limits.problem { throw CollectorError(.invalidConfiguration, problem) }
         try checkReadFlags()
+        guard witnessTimeout > .zero else {
+            throw CollectorError(.invalidConfiguration, "the witness timeout must be positive")
+        }
         guard maxIncidentsPerLog >= 1 else {
             throw CollectorError(.invalidConfiguration, "the incidents kept per log must be at least 1")
         }
@@ -134,6 +142,7 @@ public struct CollectorConfiguration: Sendable {
     /// Opens the database and the receipt key (created 0600 if missing) and builds the collector.
     /// - Throws: ``CollectorError`` for an unsafe or invalid key file, a bad trust file or a database failure.
     public func makeCollector(
+        logger: Logger = Logger(label: "auditd.collector"),
         clock: @escaping @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
     ) throws(CollectorError) -> Collector {
         // The name becomes part of every log's note key name: refused now, not at the first checkpoint.
@@ -148,6 +157,15 @@ public struct CollectorConfiguration: Sendable {
         let key = try CollectorKeyFile.loadOrCreate(path: effectiveKeyPath)
         let trusted = try loadTrustedKeys()
         let store = try CollectorStore(path: databasePath, maxIncidentsPerLog: maxIncidentsPerLog)
-        return Collector(store: store, receiptKey: key, trustedKeys: trusted, name: name, clock: clock)
+        return Collector(
+            store: store,
+            receiptKey: key,
+            trustedKeys: trusted,
+            name: name,
+            witnesses: witnesses,
+            witnessTimeout: witnessTimeout,
+            logger: logger,
+            clock: clock
+        )
     }
 }

@@ -50,7 +50,7 @@ public struct CollectorServer: Sendable {
     /// Creates a server from a configuration: reads the token, opens the database and the receipt key, reads
     /// trust files.
     /// - Throws: ``CollectorError`` as ``CollectorConfiguration/validate()``, ``CollectorConfiguration/readToken()``
-    ///   and ``CollectorConfiguration/makeCollector(clock:)``.
+    ///   and ``CollectorConfiguration/makeCollector(logger:clock:)``.
     public init(
         configuration: CollectorConfiguration,
         logger: Logger = Logger(label: "auditd.collector")
@@ -59,7 +59,7 @@ public struct CollectorServer: Sendable {
         let token = try configuration.readToken()
         let readAccess = try configuration.readAccess()
         self.init(
-            collector: try configuration.makeCollector(),
+            collector: try configuration.makeCollector(logger: logger),
             host: configuration.host,
             port: configuration.port,
             token: token,

@@ -85,6 +85,7 @@ public final class CollectorStore: Sendable {
         }
         try db.execute(sql: "INSERT OR IGNORE INTO metadata (key, value) VALUES ('schemaVersion', ?)", arguments: ["1"])
         try createLeafIndexTables(db)
+        try createWitnessTable(db)
     }
 
     /// What a batch needs to know in advance: the log's keys and the held entries at and around its seqs.

@@ -149,8 +149,9 @@ extension SyncEngine {
             return .rejected("the receipt is for log \(Hex.encode(receipt.logId)), not this log")
         }
         let checkpoint: Checkpoint
+        let note: SignedNote
         do {
-            let note = try SignedNote(parsing: Array(receipt.checkpoint.utf8))
+            note = try SignedNote(parsing: Array(receipt.checkpoint.utf8))
             let origin = String(note.text.prefix { $0 != "\n" })
             guard origin.hasSuffix("/" + logHex) else {
                 return .rejected("the checkpoint's origin \"\(origin)\" does not end in this log's id \(logHex)")
@@ -216,7 +217,35 @@ extension SyncEngine {
                     + "entries it had receipted"
             )
         }
+        // Last: a receipt the collector's own word refuses is evidence whatever the witnesses said.
+        if let verdict = witnessVerdict(note) { return verdict }
         return .verified(stored: receipt.json, seq: receipt.seq, pin: pin ? key : nil)
+    }
+
+    /// The witnesses' word on a checkpoint whose log signature verified (docs/TRANSPARENCY.md section 11): nil when
+    /// at least ``witnessQuorum`` of the configured witness keys cosigned it. A cosignature line by a configured key
+    /// that does not verify is forged: the receipt is refused. Too few cosignatures is an outage, not a lie (the
+    /// collector returns the checkpoint without the cosignature of a witness that is down): the answer is not
+    /// applied, delivery pauses with backoff and tries again. Lines of other keys are ignored (c2sp.org/signed-note).
+    func witnessVerdict(_ note: SignedNote) -> ReceiptVerdict? {
+        guard witnessQuorum > 0 else { return nil }
+        var cosigned: [String] = []
+        for key in witnessKeys {
+            do {
+                if !(try key.verify(note)).isEmpty { cosigned.append(key.name) }
+            } catch {
+                return .rejected(
+                    "the checkpoint carries a cosignature of witness \(key.name) that does not verify: \(error)"
+                )
+            }
+        }
+        guard cosigned.count >= witnessQuorum else {
+            return .unverifiable(
+                "the collector's checkpoint carries \(cosigned.count) of the \(witnessQuorum) witness cosignatures "
+                    + "required (\(witnessKeys.count) witness keys configured): a witness is down or refused it"
+            )
+        }
+        return nil
     }
 
     /// Why the tree `new` does not extend the last verified tree `old`, or nil when the proof shows it does.

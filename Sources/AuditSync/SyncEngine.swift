@@ -3,6 +3,7 @@ public import Crypto
 import Foundation
 public import AuditStore
 import AuditWire
+public import TransparencyLog
 
 /// Delivers the log to the backend: limits, accounted removals, batching, classification, backoff, DLQ replay.
 ///
@@ -59,6 +60,10 @@ public actor SyncEngine {
     let onEvent: @Sendable (Event) -> Void
     /// The collector's receipt key given by the operator; nil pins the collector's key at first contact.
     let configuredCollectorKey: Curve25519.Signing.PublicKey?
+    /// The witnesses whose cosignatures a receipt's checkpoint must carry (docs/TRANSPARENCY.md section 11).
+    let witnessKeys: [CosignatureVerifierKey]
+    /// How many of ``witnessKeys`` must have cosigned a checkpoint for its receipt to be applied.
+    let witnessQuorum: Int
     var pipeline = DeliveryPipeline()
     private var clock: EffectiveClock
     var notBefore: [UInt64: Duration] = [:]
@@ -90,6 +95,8 @@ public actor SyncEngine {
     ///   - clocks: the monotonic clock, the wall clock and the jitter (``Clocks/system`` unless a test gives its own).
     ///   - collectorKey: the collector's receipt key, when the operator configures it; nil pins the key the
     ///     collector publishes at first contact (trust on first use), kept beside the log.
+    ///   - witnessKeys: witnesses whose cosignatures the collector's checkpoints must carry; empty for none.
+    ///   - witnessQuorum: how many of `witnessKeys` must have cosigned each checkpoint; nil for all of them.
     ///   - onEvent: receives what the engine wants logged.
     public init(
         log: AuditLog,
@@ -97,6 +104,8 @@ public actor SyncEngine {
         policy: DeliveryPolicy = .init(),
         clocks: Clocks = .system,
         collectorKey: Curve25519.Signing.PublicKey? = nil,
+        witnessKeys: [CosignatureVerifierKey] = [],
+        witnessQuorum: Int? = nil,
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) throws {
         self.log = log
@@ -104,6 +113,8 @@ public actor SyncEngine {
         self.policy = policy
         self.clocks = clocks
         self.configuredCollectorKey = collectorKey
+        self.witnessKeys = Array(Set(witnessKeys))
+        self.witnessQuorum = min(max(0, witnessQuorum ?? witnessKeys.count), Set(witnessKeys).count)
         self.onEvent = onEvent
         let persisted = try log.storage.snapshot().metadata[DeliveryStatus.Meta.effectiveTime].flatMap { Int64($0) }
         self.clock = EffectiveClock(tolerance: policy.clockJumpTolerance, persisted: persisted)

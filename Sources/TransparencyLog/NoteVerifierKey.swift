@@ -31,7 +31,8 @@ public struct NoteVerifierKey: Sendable, Hashable, CustomStringConvertible {
             case .malformedKeyID: "the key ID of a verifier key must be 8 lowercase hex digits"
             case .malformedKey: "the key of a verifier key must be canonical standard base64 of a type byte and a key"
             case .unsupportedSignatureType(let type):
-                "signature type 0x\(NoteEncoding.hex32(UInt32(type)).suffix(2)) is not supported; only Ed25519 (0x01)"
+                "signature type 0x\(NoteEncoding.hex32(UInt32(type)).suffix(2)) is not supported here (Ed25519 note keys "
+                    + "are 0x01, Ed25519 cosignature keys 0x04)"
             case .wrongKeyLength(let length): "an Ed25519 public key is 32 bytes, not \(length)"
             case .keyIDMismatch(let stated, let computed):
                 "the verifier key states key ID \(NoteEncoding.hex32(stated)) but its name and key give "
@@ -65,26 +66,12 @@ public struct NoteVerifierKey: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: a ``Failure`` naming the first rule the text breaks.
     public init(parsing vkey: String) throws(Failure) {
-        let bytes = Array(vkey.utf8)
-        // The name cannot hold a plus, so the first plus ends it; the base64 key may hold plus signs of its own.
-        guard let firstPlus = bytes.firstIndex(of: UInt8(ascii: "+")), bytes.count >= firstPlus + 10,
-            bytes[firstPlus + 9] == UInt8(ascii: "+")
-        else { throw .malformedVerifierKey }
-        let name = String(decoding: bytes[..<firstPlus], as: UTF8.self)
-        guard Self.isValidKeyName(name) else { throw .invalidKeyName }
-        guard let stated = NoteEncoding.hex32(parsing: bytes[(firstPlus + 1)..<(firstPlus + 9)]) else {
-            throw .malformedKeyID
-        }
-        guard let key = NoteEncoding.base64Decode(bytes[(firstPlus + 10)...]), let type = key.first else {
-            throw .malformedKey
-        }
-        guard type == Self.ed25519SignatureType else { throw .unsupportedSignatureType(type) }
-        let raw = Array(key.dropFirst())
-        guard raw.count == 32, let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) else {
-            throw .wrongKeyLength(raw.count)
-        }
-        try self.init(name: name, publicKey: publicKey)
-        guard keyID == stated else { throw .keyIDMismatch(stated: stated, computed: keyID) }
+        let parts = try Self.split(vkey)
+        guard parts.type == Self.ed25519SignatureType else { throw .unsupportedSignatureType(parts.type) }
+        guard parts.key.count == 32, let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: parts.key)
+        else { throw .wrongKeyLength(parts.key.count) }
+        try self.init(name: parts.name, publicKey: publicKey)
+        guard keyID == parts.keyID else { throw .keyIDMismatch(stated: parts.keyID, computed: keyID) }
     }
 
     /// The verifier key text, `<name>+<hex key ID>+<base64(0x01 || public key)>`.

@@ -5,7 +5,7 @@ import Foundation
 import Glibc
 #endif
 
-/// `auditd`: the audit agent (`run`, the default) and the reference collector (`collector`).
+/// `auditd`: the audit agent (`run`, the default), the reference collector (`collector`) and a witness (`witness`).
 ///
 /// Exit codes: 0 ok (including a graceful shutdown on SIGTERM/SIGINT), 1 failed while running, 2 could not run
 /// (usage, bad configuration, unsafe key or token file, cannot bind).
@@ -18,7 +18,7 @@ struct AuditDaemon: AsyncParsableCommand {
             Without a subcommand, runs the agent (`auditd run`). Exit codes: 0 ok, 1 failed while running,
             2 could not run (usage, configuration, unsafe key or token file, cannot bind).
             """,
-        subcommands: [RunCommand.self, CollectorCommand.self],
+        subcommands: [RunCommand.self, CollectorCommand.self, WitnessCommand.self],
         defaultSubcommand: RunCommand.self
     )
 

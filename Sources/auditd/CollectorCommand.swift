@@ -75,6 +75,20 @@ struct CollectorCommand: AsyncParsableCommand {
     @Option(help: "The name in each log's checkpoint origin, <name>/<log id hex> (default audit-collector.localhost).")
     var name: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "A witness that cosigns each version 2 answer's checkpoint, URL=VKEY; repeatable.",
+            discussion: "URL is its submission prefix (POST URL/add-checkpoint, c2sp.org/tlog-witness) and VKEY its "
+                + "cosignature verifier key, which `auditd witness` prints. A witness that is down or refuses costs "
+                + "its cosignature, never the answer (a warning is logged).",
+            valueName: "URL=VKEY"
+        )
+    )
+    var witness: [String] = []
+
+    @Option(help: "Seconds one witness request may take (default 5).")
+    var witnessTimeoutSeconds: Double?
+
     func run() async throws {
         var settings = CollectorConfiguration(databasePath: db)
         settings.keyPath = key
@@ -99,9 +113,16 @@ struct CollectorCommand: AsyncParsableCommand {
         if let maxIncidentsPerLog { settings.maxIncidentsPerLog = maxIncidentsPerLog }
         let logger = Logger(label: "auditd.collector")
         let server: CollectorServer
-        do {
+        do throws(CollectorError) {
             try settings.setListen(listen)
             settings.limits = try limits()
+            for text in witness { settings.witnesses.append(try WitnessEndpoint(parsing: text)) }
+            if let witnessTimeoutSeconds {
+                guard witnessTimeoutSeconds.isFinite, witnessTimeoutSeconds > 0, witnessTimeoutSeconds < 3600 else {
+                    throw CollectorError(.invalidConfiguration, "--witness-timeout-seconds must be between 0 and 3600")
+                }
+                settings.witnessTimeout = .milliseconds(Int64((witnessTimeoutSeconds * 1000).rounded()))
+            }
             server = try CollectorServer(configuration: settings, logger: logger)
         } catch {
             FileHandle.standardError.write(Data("auditd collector: \(error.message)\n".utf8))

@@ -30,6 +30,13 @@ struct RunCommand: AsyncParsableCommand {
     var tokenFile: String?
     @Option(help: "The collector's receipt key: GET /v1/collector/key saved, or 64 hex (default: pinned at first use).")
     var collectorKey: String?
+    @Option(
+        help:
+            "A witness's verifier key (auditd witness prints it) whose cosignature checkpoints must carry; repeatable."
+    )
+    var witnessKey: [String] = []
+    @Option(help: "How many of the --witness-key witnesses must cosign each checkpoint (default: all).")
+    var witnessQuorum: String?
     @Option(help: "Unix ingest socket, mode 0660 (default <state-dir>/ingest.sock; 'off' disables).")
     var socket: String?
     @Option(help: "Loopback TCP ingest address HOST:PORT (default off).") var listen: String?
@@ -69,7 +76,9 @@ struct RunCommand: AsyncParsableCommand {
     var flags: [String: String] {
         let values: [String: String?] = [
             "stateDir": stateDir, "deviceId": deviceId, "catalogue": catalogue, "backend": backend, "token": token,
-            "tokenFile": tokenFile, "collectorKey": collectorKey, "socket": socket, "listen": listen,
+            "tokenFile": tokenFile, "collectorKey": collectorKey,
+            "witnessKey": witnessKey.isEmpty ? nil : witnessKey.joined(separator: " "), "witnessQuorum": witnessQuorum,
+            "socket": socket, "listen": listen,
             "metrics": metrics,
             "allowRemoteListen": allowRemoteListen ? "true" : nil, "maxBodyBytes": maxBodyBytes,
             "headerTimeoutSeconds": headerTimeoutSeconds, "bodyTimeoutSeconds": bodyTimeoutSeconds,

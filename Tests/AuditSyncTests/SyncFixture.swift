@@ -59,19 +59,35 @@ struct SyncFixture {
     let clocks: ManualClocks
     /// The collector's database file (for tests that play a collector rewriting its history).
     let database: String
+    /// The witness of the collector, when the fixture runs with one (the engine then requires its cosignature).
+    var witness: WitnessService? = nil
 
     /// Runs `body` with a fresh collector, proxy, log and engine; shuts the proxy and collector down after.
     /// - Parameter timeout: the transport's request timeout. Long by default: a test that expects one cycle to
     ///   succeed (or to fail with the proxy's answer) must not see a timeout because the suite's other tests keep
     ///   both cores busy (a CI run failed a one-cycle delivery on a 1 s timeout). Only the test of timeouts sets a
     ///   short one.
+    /// - Parameter witnessed: runs a witness of the collector, which the collector asks to cosign each answer and
+    ///   whose cosignature the engine requires (quorum 1).
     static func run(
         policy: DeliveryPolicy = .init(),
         timeout: Duration = .seconds(30),
+        witnessed: Bool = false,
         _ body: (SyncFixture) async throws -> Void
     ) async throws {
         let directory = CollectorTempDir()
-        try await withCollector(directory) { client, collector in
+        var witness: WitnessService?
+        var endpoints: [WitnessEndpoint] = []
+        if witnessed {
+            let key = try CollectorKeyFile.loadOrCreate(
+                path: CollectorKeyFile.defaultPath(database: directory.database)
+            )
+            let service = try WitnessService(logName: Collector.defaultName, logKey: key.publicKey)
+            endpoints = [try await service.start()]
+            witness = service
+        }
+        defer { if let witness { Task { await witness.stop() } } }
+        try await withCollector(directory, witnesses: endpoints) { client, collector in
             let proxy = try FaultProxy(upstream: client.port)
             defer { proxy.shutdown() }
             let state = StateDirectory(path: directory.path + "/agent")
@@ -90,9 +106,11 @@ struct SyncFixture {
                 transport: transport,
                 policy: policy,
                 clocks: clocks.clocks,
-                collectorKey: collector.receiptKey.publicKey
+                collectorKey: collector.receiptKey.publicKey,
+                witnessKeys: endpoints.map(\.key),
+                witnessQuorum: witnessed ? 1 : nil
             )
-            let fixture = SyncFixture(
+            var fixture = SyncFixture(
                 log: log,
                 engine: engine,
                 transport: transport,
@@ -101,6 +119,7 @@ struct SyncFixture {
                 clocks: clocks,
                 database: directory.database
             )
+            fixture.witness = witness
             try await body(fixture)
         }
     }

@@ -228,9 +228,14 @@ package func withCollector<T: Sendable>(
     _ directory: CollectorTempDir,
     token: String? = nil,
     trust: [String] = [],
+    witnesses: [WitnessEndpoint] = [],
     _ body: (CollectorClient, Collector) async throws -> T
 ) async throws -> T {
     var configuration = CollectorConfiguration(databasePath: directory.database)
+    configuration.witnesses = witnesses
+    // Generous: the witnesses answer on the test process's concurrency pool, which the suite's other tests keep
+    // busy; a witness that is down refuses the connection at once whatever the timeout.
+    configuration.witnessTimeout = .seconds(60)
     configuration.port = 0
     configuration.token = token
     configuration.trustFiles = trust
