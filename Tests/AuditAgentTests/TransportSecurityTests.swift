@@ -111,8 +111,7 @@ final class OutputCollector: @unchecked Sendable {
     init(_ handle: FileHandle) {
         Thread {
             while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { return }
+                guard let chunk = handle.readChunkRetrying(), !chunk.isEmpty else { return }
                 self.lock.lock()
                 self.data.append(chunk)
                 self.lock.unlock()

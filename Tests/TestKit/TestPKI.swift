@@ -101,29 +101,19 @@ package struct TestPKI: Sendable {
 
     /// Runs `openssl` with `arguments`; returns its standard output.
     private func openssl(_ arguments: [String], input: Data? = nil) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-        try process.run()
-        if let input {
-            stdin.fileHandleForWriting.write(input)
-            try stdin.fileHandleForWriting.close()
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let result = try ChildProcess.run(
+            "/usr/bin/env",
+            ["openssl"] + arguments,
+            environment: ProcessInfo.processInfo.environment,
+            stdin: input,
+            timeout: 60
+        )
+        guard result.status == 0, !result.signaled else {
             throw Failure(
                 description: "openssl \(arguments.joined(separator: " ")) failed: "
-                    + String(decoding: message, as: UTF8.self)
+                    + String(decoding: result.stderr, as: UTF8.self)
             )
         }
-        return data
+        return result.stdout
     }
 }
