@@ -16,6 +16,9 @@ enum TLSDiagnosis {
             return "TLS: the collector's certificate does not name \(host) (wrong host name)"
         }
         guard error is NIOSSLError || error is BoringSSLError else { return nil }
+        // Only a failed verification of the collector's chain is diagnosed; anything else (the collector refusing
+        // the client certificate, no common protocol version) is the handshake's own error.
+        guard "\(error)".contains("CERTIFICATE_VERIFY_FAILED") else { return "TLS handshake failed: \(error)" }
         guard let leaf = await presentedLeaf(host: host, port: port) else {
             return "TLS handshake failed: \(error)"
         }
