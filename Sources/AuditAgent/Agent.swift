@@ -75,7 +75,12 @@ public final class Agent: Sendable {
             )
             return
         }
-        let transport = HTTPSyncTransport(backend: backend, token: token, timeout: configuration.requestTimeout)
+        let transport = HTTPSyncTransport(
+            backend: backend,
+            token: token,
+            timeout: configuration.requestTimeout,
+            tls: try configuration.makeTLS()
+        )
         let collectorKey = try configuration.collectorKeyFile.map { path throws(AgentError) in
             try Self.readCollectorKey(path)
         }

@@ -1,4 +1,5 @@
 public import AuditStore
+public import AuditSync
 public import AuditServerKit
 public import Foundation
 public import Logging
@@ -33,6 +34,14 @@ public struct AgentConfiguration: Sendable {
     /// A file holding the collector's receipt key (the answer of `GET /v1/collector/key`, or 64 hex digits); nil
     /// pins the key the collector publishes at first contact.
     public var collectorKeyFile: String?
+    /// A CA bundle (PEM) an `https://` backend's certificate must chain to, instead of the system's roots.
+    public var caFile: String?
+    /// The client certificate chain (PEM) presented to an `https://` backend that asks for one (mTLS).
+    public var tlsClientCertificateFile: String?
+    /// The client certificate's private key (PEM; refused if group or others can read it).
+    public var tlsClientKeyFile: String?
+    /// Allows an `http://` backend that is not on loopback (the token and entries' metadata then travel in clear).
+    public var allowPlainHTTP = false
     /// Witnesses whose cosignatures each collector checkpoint must carry (docs/TRANSPARENCY.md section 11); empty
     /// for none.
     public var witnessKeys: [CosignatureVerifierKey] = []
@@ -122,11 +131,43 @@ public struct AgentConfiguration: Sendable {
             else {
                 throw AgentError(.invalidConfiguration, "backend must be an http(s) URL, got \"\(backend)\"")
             }
+            if scheme == "http", !allowPlainHTTP, !Self.isLoopbackHost(backend.host ?? "") {
+                throw AgentError(
+                    .invalidConfiguration,
+                    "backend \(backend.host ?? "") is plain http and not on loopback: the token and the entries' "
+                        + "metadata would travel in clear. Use an https:// backend, or pass --allow-plain-http "
+                        + "(allowPlainHttp, AUDITD_ALLOW_PLAIN_HTTP) if something else protects the link"
+                )
+            }
+        }
+        if (tlsClientCertificateFile == nil) != (tlsClientKeyFile == nil) {
+            throw AgentError(.invalidConfiguration, "tlsClientCert and tlsClientKey go together: give both or neither")
         }
         guard maxBodyBytes > 0, policy.batchSize > 0, policy.maxEvents > 0 else {
             throw AgentError(.invalidConfiguration, "maxBodyBytes, batchSize and maxEvents must be positive")
         }
         if let problem = limits.problem ?? metricsLimits.problem { throw AgentError(.invalidConfiguration, problem) }
+    }
+
+    /// Whether a URL's host is 127.0.0.0/8, ::1 or localhost.
+    static func isLoopbackHost(_ host: String) -> Bool {
+        var host = host
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return ListenAddress(host: host, port: 0).isLoopback
+    }
+
+    /// Reads the TLS files: the CA bundle and the client certificate and key.
+    /// - Throws: ``AgentError`` for an unreadable, unsafe or invalid file.
+    public func makeTLS() throws(AgentError) -> SyncTLS {
+        do {
+            return try SyncTLS(
+                caFile: caFile,
+                clientCertificateFile: tlsClientCertificateFile,
+                clientKeyFile: tlsClientKeyFile
+            )
+        } catch {
+            throw AgentError(.invalidConfiguration, error.description)
+        }
     }
 
     /// Reads the bearer token: ``token``, else ``tokenFile`` (refused if group or others can read it), else nil.

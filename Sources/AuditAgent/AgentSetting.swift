@@ -55,6 +55,18 @@ public struct AgentSetting: Sendable {
         .init("collectorKey", "AUDITD_COLLECTOR_KEY", "collector receipt key file (default: pinned at first contact)") {
             $0.collectorKeyFile = $1
         },
+        .init("caFile", "AUDITD_CA_FILE", "CA bundle (PEM) trusted for https (default: system roots)") {
+            $0.caFile = $1
+        },
+        .init("tlsClientCert", "AUDITD_TLS_CLIENT_CERT", "client certificate (PEM) for mTLS") {
+            $0.tlsClientCertificateFile = $1
+        },
+        .init("tlsClientKey", "AUDITD_TLS_CLIENT_KEY", "client certificate's key (PEM), mode 0600") {
+            $0.tlsClientKeyFile = $1
+        },
+        .init("allowPlainHttp", "AUDITD_ALLOW_PLAIN_HTTP", "allow an http:// backend off loopback") {
+            $0.allowPlainHTTP = try bool($1)
+        },
         .init("witnessKey", "AUDITD_WITNESS_KEY", "witness vkeys that must cosign checkpoints (space-separated)") {
             config,
             text in

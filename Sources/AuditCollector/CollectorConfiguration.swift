@@ -42,6 +42,14 @@ public struct CollectorConfiguration: Sendable {
     public var witnesses: [WitnessEndpoint] = []
     /// The deadline of one witness request.
     public var witnessTimeout: Duration = .seconds(5)
+    /// The TLS certificate chain (PEM); with ``tlsKeyFile``, the collector serves HTTPS. Re-read on SIGHUP.
+    public var tlsCertificateFile: String?
+    /// The TLS private key (PEM; refused if group or others can read it). Re-read on SIGHUP.
+    public var tlsKeyFile: String?
+    /// A CA bundle (PEM) that client certificates must chain to: with it, every connection must present one (mTLS).
+    public var clientCAFile: String?
+    /// Allows plain HTTP on a non-loopback address (behind a TLS-terminating proxy, say).
+    public var allowPlainHTTP = false
 
     /// Creates a configuration with defaults for everything but the database.
     public init(databasePath: String) {
@@ -109,9 +117,24 @@ public struct CollectorConfiguration: Sendable {
         }
     }
 
-    /// Checks the limits and that public reads do not come with a read token.
-    /// - Throws: ``CollectorError`` for a non-positive timeout or limit, or `--public-read` with a read token.
+    /// Checks the limits, that public reads do not come with a read token, and that a non-loopback listener
+    /// serves TLS unless plain HTTP is allowed explicitly.
+    /// - Throws: ``CollectorError`` for a non-positive timeout or limit, `--public-read` with a read token, half a
+    ///   TLS setting, or plain HTTP on a non-loopback address without ``allowPlainHTTP``.
     public func validate() throws(CollectorError) {
+        if (tlsCertificateFile == nil) != (tlsKeyFile == nil) {
+            throw CollectorError(.invalidConfiguration, "--tls-cert and --tls-key go together: give both or neither")
+        }
+        if clientCAFile != nil, tlsCertificateFile == nil {
+            throw CollectorError(.invalidConfiguration, "--client-ca needs TLS: give --tls-cert and --tls-key too")
+        }
+        if tlsCertificateFile == nil, !allowPlainHTTP, !Self.isLoopback(host) {
+            throw CollectorError(
+                .invalidConfiguration,
+                "listening on \(host), which is not a loopback address, without TLS: give --tls-cert and --tls-key, "
+                    + "or pass --allow-plain-http if something else (a TLS proxy) protects the link"
+            )
+        }
         if let problem = limits.problem { throw CollectorError(.invalidConfiguration, problem) }
         try checkReadFlags()
         guard witnessTimeout > .zero else {
@@ -119,6 +142,23 @@ public struct CollectorConfiguration: Sendable {
         }
         guard maxIncidentsPerLog >= 1 else {
             throw CollectorError(.invalidConfiguration, "the incidents kept per log must be at least 1")
+        }
+    }
+
+    /// Whether `host` is a loopback address or `localhost`.
+    public static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        return host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" || host.hasPrefix("127.")
+    }
+
+    /// Reads the TLS certificate and key (and the client CA), if configured.
+    /// - Throws: ``CollectorError`` for an unreadable, unsafe or invalid file.
+    public func makeTLS() throws(CollectorError) -> ServerTLS? {
+        guard let tlsCertificateFile, let tlsKeyFile else { return nil }
+        do {
+            return try ServerTLS(certificateFile: tlsCertificateFile, keyFile: tlsKeyFile, clientCAFile: clientCAFile)
+        } catch {
+            throw CollectorError(.invalidConfiguration, error.description)
         }
     }
 

@@ -2,6 +2,7 @@ public import AuditServerKit
 public import Hummingbird
 public import Logging
 import NIOCore
+import UnixSignals
 
 /// The collector's HTTP server (Hummingbird): `POST /v1/audit/events`, `GET /v1/collector/key`, and per log
 /// `GET /v1/logs/{logId}/head`, `checkpoint`, `tile/…` and `proof…` (the read API) over a ``Collector``.
@@ -23,6 +24,8 @@ public struct CollectorServer: Sendable {
     public let logger: Logger
     /// The connections the listener holds, under its request deadlines and connection limits.
     public let connections: ConnectionTable
+    /// TLS credentials; nil serves plain HTTP.
+    public let tls: ServerTLS?
 
     /// Creates a server.
     /// - Parameters:
@@ -36,8 +39,10 @@ public struct CollectorServer: Sendable {
         token: String?,
         readAccess: ReadAccess = .ingestToken,
         limits: ServerLimits = ServerLimits(),
+        tls: ServerTLS? = nil,
         logger: Logger
     ) {
+        self.tls = tls
         self.collector = collector
         self.host = host
         self.port = port
@@ -65,6 +70,7 @@ public struct CollectorServer: Sendable {
             token: token,
             readAccess: readAccess,
             limits: configuration.limits,
+            tls: try configuration.makeTLS(),
             logger: logger
         )
     }
@@ -78,7 +84,8 @@ public struct CollectorServer: Sendable {
         CollectorRoutes(collector: collector, token: token, readAccess: readAccess, logger: logger).register(on: router)
         return Application(
             router: router,
-            server: GuardedHTTPServer.http1(table: connections, logger: logger),
+            server: tls.map { GuardedHTTPServer.https(table: connections, logger: logger, tls: $0) }
+                ?? GuardedHTTPServer.http1(table: connections, logger: logger),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
@@ -92,11 +99,24 @@ public struct CollectorServer: Sendable {
         try await makeApplication(onRunning: onRunning).run()
     }
 
-    /// Serves until SIGTERM or SIGINT, then shuts down gracefully.
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully. With TLS, SIGHUP re-reads the certificate and
+    /// key for new connections (a bad file keeps the old ones and logs an error).
     /// - Parameter onRunning: called with the bound port once the server accepts connections.
     public func runUntilSignalled(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         checkFileLimit()
-        try await makeApplication(onRunning: onRunning).runService()
+        guard let tls else {
+            try await makeApplication(onRunning: onRunning).runService()
+            return
+        }
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let logger = logger
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in hangups { tls.reload(logger: logger) }
+            }
+            try await makeApplication(onRunning: onRunning).runService()
+            group.cancelAll()
+        }
     }
 
     /// Raises the open-file limit to fit the connection limit, or warns that it cannot.

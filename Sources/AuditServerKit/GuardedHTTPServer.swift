@@ -16,4 +16,21 @@ public enum GuardedHTTPServer {
             ])
         )
     }
+
+    /// The server builder for HTTPS: TLS with ``ServerTLS``'s context in effect when each connection is accepted,
+    /// then the same guarded HTTP/1.1 channel as ``http1(table:logger:)``. The TLS handshake counts against the
+    /// header deadline.
+    public static func https(table: ConnectionTable, logger: Logger, tls: ServerTLS) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            TLSChildChannel(
+                HTTP1Channel(
+                    responder: responder,
+                    configuration: HTTP1Channel.Configuration(additionalChannelHandlers: [
+                        ConnectionGuard(table: table, logger: logger)
+                    ])
+                ),
+                tls: tls
+            )
+        }
+    }
 }

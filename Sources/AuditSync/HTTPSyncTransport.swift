@@ -18,6 +18,7 @@ public final class HTTPSyncTransport: SyncTransport {
     public let url: URL
     private let token: String?
     private let timeout: Duration
+    private let tls: SyncTLS?
 
     /// How long establishing a connection may take.
     static let connectTimeout: Duration = .seconds(10)
@@ -43,10 +44,32 @@ public final class HTTPSyncTransport: SyncTransport {
     ///   - backend: the backend's base URL, e.g. `http://127.0.0.1:8080` or `https://audit.example.com`.
     ///   - token: the bearer token, if the backend wants one.
     ///   - timeout: the whole request's deadline.
-    public init(backend: URL, token: String?, timeout: Duration = .seconds(30)) {
+    ///   - tls: whom an `https://` backend's certificate must chain to, and the client certificate for mTLS; nil
+    ///     for the system's roots and none.
+    public init(backend: URL, token: String?, timeout: Duration = .seconds(30), tls: SyncTLS? = nil) {
         self.url = backend.appendingPathComponent("v1/audit/events")
         self.token = token
         self.timeout = timeout
+        self.tls = tls
+    }
+
+    /// A request to `url` with the TLS settings and the token.
+    private func request(_ url: URL, method: HTTPMethod) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = method
+        if let tls, url.scheme?.lowercased() == "https" { request.tlsConfiguration = tls.configuration }
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        return request
+    }
+
+    /// The reason for a request that got no HTTP answer; a TLS failure says which (expired, unknown CA, host name).
+    private func reason(for error: any Error) async -> String {
+        if let host = url.host, url.scheme?.lowercased() == "https",
+            let reason = await TLSDiagnosis.reason(for: error, host: host, port: url.port ?? 443)
+        {
+            return reason
+        }
+        return Self.describe(error)
     }
 
     /// How long a reachability probe waits for an answer: the request timeout, at most the connect timeout (a probe
@@ -55,11 +78,9 @@ public final class HTTPSyncTransport: SyncTransport {
     var probeTimeout: Duration { min(timeout, Self.connectTimeout) }
 
     public func send(_ batch: SyncBatch) async -> TransportOutcome {
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = .POST
+        var request = request(url, method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Idempotency-Key", value: batch.batchId)
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         request.body = .bytes(ByteBuffer(bytes: batch.json.canonicalBytes))
         do {
             let response = try await Self.client.execute(request, timeout: .milliseconds(timeout.milliseconds))
@@ -70,14 +91,12 @@ public final class HTTPSyncTransport: SyncTransport {
                 body: Array(body.readableBytesView)
             )
         } catch {
-            return .failure(Self.describe(error))
+            return .failure(await reason(for: error))
         }
     }
 
     public func isReachable() async -> Bool {
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = .GET
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let request = request(url, method: .GET)
         do {
             let response = try await Self.client.execute(request, timeout: .milliseconds(probeTimeout.milliseconds))
             // Any answer means the backend is back, whatever it says to a GET; the body is read only to free the
@@ -92,9 +111,7 @@ public final class HTTPSyncTransport: SyncTransport {
     public func collectorKey() async -> Curve25519.Signing.PublicKey? {
         let keyURL = url.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("v1/collector/key")
-        var request = HTTPClientRequest(url: keyURL.absoluteString)
-        request.method = .GET
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let request = request(keyURL, method: .GET)
         do {
             let response = try await Self.client.execute(request, timeout: .milliseconds(probeTimeout.milliseconds))
             let body = try await response.body.collect(upTo: 64 * 1024)

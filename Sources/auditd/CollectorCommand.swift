@@ -89,6 +89,18 @@ struct CollectorCommand: AsyncParsableCommand {
     @Option(help: "Seconds one witness request may take (default 5).")
     var witnessTimeoutSeconds: Double?
 
+    @Option(help: "TLS certificate chain, PEM (serve HTTPS; re-read on SIGHUP).")
+    var tlsCert: String?
+
+    @Option(help: "TLS private key, PEM (mode 0600; refused if group/others can read it; re-read on SIGHUP).")
+    var tlsKey: String?
+
+    @Option(help: "CA bundle, PEM: require client certificates that chain to it (mTLS).")
+    var clientCa: String?
+
+    @Flag(help: "Allow plain HTTP on a non-loopback --listen address (default: refused without --tls-cert).")
+    var allowPlainHttp = false
+
     func run() async throws {
         var settings = CollectorConfiguration(databasePath: db)
         settings.keyPath = key
@@ -111,6 +123,10 @@ struct CollectorCommand: AsyncParsableCommand {
             )
         }
         if let maxIncidentsPerLog { settings.maxIncidentsPerLog = maxIncidentsPerLog }
+        settings.tlsCertificateFile = tlsCert
+        settings.tlsKeyFile = tlsKey
+        settings.clientCAFile = clientCa
+        settings.allowPlainHTTP = allowPlainHttp
         let logger = Logger(label: "auditd.collector")
         let server: CollectorServer
         do throws(CollectorError) {

@@ -30,6 +30,12 @@ struct RunCommand: AsyncParsableCommand {
     var tokenFile: String?
     @Option(help: "The collector's receipt key: GET /v1/collector/key saved, or 64 hex (default: pinned at first use).")
     var collectorKey: String?
+    @Option(help: "CA bundle (PEM) an https backend's certificate must chain to (default: the system's roots).")
+    var caFile: String?
+    @Option(help: "Client certificate chain (PEM) for a collector that requires mTLS.") var tlsClientCert: String?
+    @Option(help: "Its private key (PEM, mode 0600; refused if group/others can read it).") var tlsClientKey: String?
+    @Flag(help: "Allow an http:// backend that is not on loopback (token and metadata in clear).")
+    var allowPlainHttp = false
     @Option(
         help:
             "A witness's verifier key (auditd witness prints it) whose cosignature checkpoints must carry; repeatable."
@@ -76,7 +82,8 @@ struct RunCommand: AsyncParsableCommand {
     var flags: [String: String] {
         let values: [String: String?] = [
             "stateDir": stateDir, "deviceId": deviceId, "catalogue": catalogue, "backend": backend, "token": token,
-            "tokenFile": tokenFile, "collectorKey": collectorKey,
+            "tokenFile": tokenFile, "collectorKey": collectorKey, "caFile": caFile, "tlsClientCert": tlsClientCert,
+            "tlsClientKey": tlsClientKey, "allowPlainHttp": allowPlainHttp ? "true" : nil,
             "witnessKey": witnessKey.isEmpty ? nil : witnessKey.joined(separator: " "), "witnessQuorum": witnessQuorum,
             "socket": socket, "listen": listen,
             "metrics": metrics,

@@ -50,34 +50,22 @@ enum CLIHarness {
         environment: [String: String],
         timeout: TimeInterval
     ) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path(product))
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["AUDIT_STATE_DIR"] = nil
         env["CREDENTIALS_DIRECTORY"] = nil
         env.merge(environment) { _, new in new }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let deadline = DispatchTime.now() + timeout
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: deadline, execute: watchdog)
-        let stdoutData = out.fileHandleForReading.readAllRetrying()
-        let stderrData = err.fileHandleForReading.readAllRetrying()
-        process.waitUntilExit()
-        watchdog.cancel()
+        // posix_spawn, not Foundation's Process (ChildProcess says why).
+        let result = try ChildProcess.run(
+            path(product),
+            arguments,
+            environment: env,
+            stdin: stdin.map { Data($0.utf8) },
+            timeout: timeout
+        )
         return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: stdoutData, as: UTF8.self),
-            stderr: String(decoding: stderrData, as: UTF8.self)
+            status: result.status,
+            stdout: String(decoding: result.stdout, as: UTF8.self),
+            stderr: String(decoding: result.stderr, as: UTF8.self)
         )
     }
 
