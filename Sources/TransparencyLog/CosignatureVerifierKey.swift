@@ -32,17 +32,13 @@ public struct CosignatureVerifierKey: Sendable, Hashable, CustomStringConvertibl
     /// - Throws: a ``NoteVerifierKey/Failure`` naming the first rule the text breaks (a type byte other than `0x04`
     ///   is ``NoteVerifierKey/Failure/unsupportedSignatureType(_:)``).
     public init(parsing vkey: String) throws(NoteVerifierKey.Failure) {
-        let parts = try NoteVerifierKey.split(vkey)
-        guard parts.type == Self.signatureType else { throw .unsupportedSignatureType(parts.type) }
-        guard parts.key.count == 32, let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: parts.key)
-        else { throw .wrongKeyLength(parts.key.count) }
-        try self.init(name: parts.name, publicKey: publicKey)
-        guard keyID == parts.keyID else { throw .keyIDMismatch(stated: parts.keyID, computed: keyID) }
+        let parsed = try NoteVerifierKey.parseEd25519(vkey, type: Self.signatureType)
+        try self.init(name: parsed.name, publicKey: parsed.publicKey)
     }
 
     /// The vkey text, `<name>+<hex key ID>+<base64(0x04 || public key)>`.
     public var vkey: String {
-        "\(name)+\(NoteEncoding.hex32(keyID))+\(NoteEncoding.base64([Self.signatureType] + publicKeyBytes))"
+        NoteVerifierKey.render(name: name, keyID: keyID, type: Self.signatureType, publicKey: publicKeyBytes)
     }
 
     public var description: String { vkey }
@@ -63,10 +59,7 @@ public struct CosignatureVerifierKey: Sendable, Hashable, CustomStringConvertibl
 
     /// `SHA-256(name || 0x0A || 0x04 || publicKey)[:4]`, big-endian (c2sp.org/tlog-cosignature "Format").
     public static func keyID(name: String, publicKey: [UInt8]) -> UInt32 {
-        var hasher = SHA256()
-        hasher.update(data: Array(name.utf8) + [0x0A, signatureType])
-        hasher.update(data: publicKey)
-        return NoteEncoding.uint32(Array(hasher.finalize())[...])
+        NoteVerifierKey.keyID(name: name, type: signatureType, publicKey: publicKey)
     }
 
     /// Whether `signature` is a line of this key: the same name, byte for byte, and the same key ID.

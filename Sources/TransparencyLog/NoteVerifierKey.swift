@@ -66,17 +66,13 @@ public struct NoteVerifierKey: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: a ``Failure`` naming the first rule the text breaks.
     public init(parsing vkey: String) throws(Failure) {
-        let parts = try Self.split(vkey)
-        guard parts.type == Self.ed25519SignatureType else { throw .unsupportedSignatureType(parts.type) }
-        guard parts.key.count == 32, let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: parts.key)
-        else { throw .wrongKeyLength(parts.key.count) }
-        try self.init(name: parts.name, publicKey: publicKey)
-        guard keyID == parts.keyID else { throw .keyIDMismatch(stated: parts.keyID, computed: keyID) }
+        let parsed = try Self.parseEd25519(vkey, type: Self.ed25519SignatureType)
+        try self.init(name: parsed.name, publicKey: parsed.publicKey)
     }
 
     /// The verifier key text, `<name>+<hex key ID>+<base64(0x01 || public key)>`.
     public var vkey: String {
-        "\(name)+\(NoteEncoding.hex32(keyID))+\(NoteEncoding.base64([Self.ed25519SignatureType] + publicKeyBytes))"
+        Self.render(name: name, keyID: keyID, type: Self.ed25519SignatureType, publicKey: publicKeyBytes)
     }
 
     public var description: String { vkey }
@@ -97,10 +93,37 @@ public struct NoteVerifierKey: Sendable, Hashable, CustomStringConvertible {
 
     /// `SHA-256(name || 0x0A || 0x01 || publicKey)[:4]`, big-endian (c2sp.org/signed-note "Ed25519 signatures").
     public static func keyID(name: String, publicKey: [UInt8]) -> UInt32 {
+        keyID(name: name, type: ed25519SignatureType, publicKey: publicKey)
+    }
+
+    /// `SHA-256(name || 0x0A || type || publicKey)[:4]`, big-endian: the key ID of every Ed25519 key type of the
+    /// C2SP specs (0x01 note signatures, 0x04 cosignatures), which differ only in the type byte.
+    static func keyID(name: String, type: UInt8, publicKey: [UInt8]) -> UInt32 {
         var hasher = SHA256()
-        hasher.update(data: Array(name.utf8) + [0x0A, ed25519SignatureType])
+        hasher.update(data: Array(name.utf8) + [0x0A, type])
         hasher.update(data: publicKey)
         return NoteEncoding.uint32(Array(hasher.finalize())[...])
+    }
+
+    /// Reads a vkey `<name>+<hex key ID>+<base64(type || 32-byte Ed25519 key)>` of the given type byte; the stated
+    /// key ID must be the one computed from the name, the type and the key.
+    static func parseEd25519(
+        _ vkey: String,
+        type: UInt8
+    ) throws(Failure) -> (name: String, publicKey: Curve25519.Signing.PublicKey) {
+        let parts = try split(vkey)
+        guard parts.type == type else { throw .unsupportedSignatureType(parts.type) }
+        guard parts.key.count == 32, let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: parts.key)
+        else { throw .wrongKeyLength(parts.key.count) }
+        guard isValidKeyName(parts.name) else { throw .invalidKeyName }
+        let computed = keyID(name: parts.name, type: type, publicKey: parts.key)
+        guard computed == parts.keyID else { throw .keyIDMismatch(stated: parts.keyID, computed: computed) }
+        return (parts.name, publicKey)
+    }
+
+    /// `<name>+<hex key ID>+<base64(type || public key)>`.
+    static func render(name: String, keyID: UInt32, type: UInt8, publicKey: [UInt8]) -> String {
+        "\(name)+\(NoteEncoding.hex32(keyID))+\(NoteEncoding.base64([type] + publicKey))"
     }
 
     /// Whether `name` may name a key: non-empty, no Unicode space, no plus (c2sp.org/signed-note "Format"), and no
