@@ -1,6 +1,5 @@
 import AuditChain
 import Foundation
-import GRDB
 
 /// Incidents kept as evidence (forks, chain breaks, checkpoint conflicts), bounded per log: a token holder can send
 /// any number of contradicting entries, and each incident stores the refused entry's bytes. Past the bound, new
@@ -10,71 +9,58 @@ extension CollectorStore {
     /// each holding an entry of at most a batch's size, bounds what one log can make the collector store.
     public static let defaultMaxIncidentsPerLog = 1000
 
-    static func createIncidentTables(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS incidentsNotKept (logId BLOB PRIMARY KEY, count INTEGER NOT NULL)
-                """
-        )
-    }
-
     /// Stores `incidents` of a log while it holds fewer than `limit`; counts the others (a duplicate of a kept
     /// incident is neither stored again nor counted).
     /// - Returns: how many were not kept.
     static func keep(
         _ incidents: [CollectorIncident],
-        _ db: Database,
+        _ db: any SQLSession,
         logId: [UInt8],
         receivedAt: AuditTimestamp,
         limit: Int
     ) throws -> Int {
         guard !incidents.isEmpty else { return 0 }
-        let log = Data(logId)
-        var held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM incidents WHERE logId = ?", arguments: [log]) ?? 0
+        let log = SQLValue.blob(logId)
+        var held = try db.integer("SELECT COUNT(*) FROM incidents WHERE logId = ?", [log]) ?? 0
         var notKept = 0
         for incident in incidents {
-            let arguments: StatementArguments = [
-                log, Int64(clamping: incident.seq), incident.kind.rawValue, Data(incident.entryHash),
+            let arguments: [SQLValue] = [
+                log, .integer(Int64(clamping: incident.seq)), .text(incident.kind.rawValue), .blob(incident.entryHash),
             ]
-            if held >= limit {
-                let known = try Bool.fetchOne(
-                    db,
-                    sql: """
-                        SELECT EXISTS (SELECT 1 FROM incidents WHERE logId = ? AND seq = ? AND kind = ? AND entryHash = ?)
-                        """,
-                    arguments: arguments
+            if held >= Int64(limit) {
+                let known = try db.exists(
+                    "SELECT 1 FROM incidents WHERE logId = ? AND seq = ? AND kind = ? AND entryHash = ?",
+                    arguments
                 )
-                if known != true { notKept += 1 }
+                if !known { notKept += 1 }
                 continue
             }
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO incidents (logId, seq, kind, entryHash, bytes, reason, receivedAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: arguments + [Data(incident.bytes), incident.reason, receivedAt.millisecondsSinceEpoch]
+            let stored = try db.rows(
+                """
+                INSERT INTO incidents (logId, seq, kind, entryHash, bytes, reason, receivedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1
+                """,
+                arguments + [
+                    .blob(incident.bytes), .text(incident.reason), .integer(receivedAt.millisecondsSinceEpoch),
+                ]
             )
-            held += db.changesCount
+            held += Int64(stored.count)
         }
         if notKept > 0 {
             try db.execute(
-                sql: """
-                    INSERT INTO incidentsNotKept (logId, count) VALUES (?, ?)
-                    ON CONFLICT(logId) DO UPDATE SET count = count + excluded.count
-                    """,
-                arguments: [log, notKept]
+                """
+                INSERT INTO incidentsNotKept (logId, count) VALUES (?, ?)
+                ON CONFLICT (logId) DO UPDATE SET count = incidentsNotKept.count + excluded.count
+                """,
+                [log, .integer(Int64(notKept))]
             )
         }
         return notKept
     }
 
     /// How many incidents of a log were not kept because of the bound.
-    static func incidentsNotKept(_ db: Database, logId: [UInt8]) throws -> UInt64 {
-        let count = try Int64.fetchOne(
-            db,
-            sql: "SELECT count FROM incidentsNotKept WHERE logId = ?",
-            arguments: [Data(logId)]
-        )
+    static func incidentsNotKept(_ db: any SQLSession, logId: [UInt8]) throws -> UInt64 {
+        let count = try db.integer("SELECT count FROM incidentsNotKept WHERE logId = ?", [.blob(logId)])
         return UInt64(clamping: count ?? 0)
     }
 }

@@ -1,6 +1,5 @@
 import AuditChain
 import Foundation
-import GRDB
 import TransparencyLog
 
 /// Which held entry is which leaf of a log's tree, kept without a write per entry (docs/TRANSPARENCY.md section 6).
@@ -13,33 +12,23 @@ import TransparencyLog
 ///
 /// Leaf `256 * idx + k` is then the `k`-th held entry from `firstSeq` on that is not in `tree_nonleaves`.
 extension CollectorStore {
-    static func createLeafIndexTables(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS tree_bundles (
-                    logId BLOB NOT NULL, idx INTEGER NOT NULL, firstSeq INTEGER NOT NULL, PRIMARY KEY (logId, idx)
-                ) WITHOUT ROWID;
-                CREATE UNIQUE INDEX IF NOT EXISTS tree_bundles_by_seq ON tree_bundles (logId, firstSeq);
-                CREATE TABLE IF NOT EXISTS tree_nonleaves (
-                    logId BLOB NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (logId, seq)
-                ) WITHOUT ROWID;
-                """
-        )
+    /// Rebuilds the leaf index of every tree that lacks one, at open (after the migrations).
+    static func rebuildMissingLeafIndexes(_ db: any SQLSession) throws {
         // A tree grown before these tables (or by a collector that did not keep them) lacks bundle rows: its index
         // is rebuilt from its entries and its level 0 tiles, once, here.
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT logId, size, coveredSeq, (SELECT COUNT(*) FROM tree_bundles b WHERE b.logId = t.logId) AS bundles
-                FROM trees t
-                """
+        let rows = try db.rows(
+            """
+            SELECT logId, size, coveredSeq, (SELECT COUNT(*) FROM tree_bundles b WHERE b.logId = t.logId) AS bundles
+            FROM trees t
+            """,
+            []
         )
         for row in rows {
             let state = TreeState(size: try row.unsigned("size"), coveredSeq: try row.unsigned("coveredSeq"))
             let bundles = try row.unsigned("bundles")
             if bundles != state.size / UInt64(MerkleTiles.width) + (state.size % UInt64(MerkleTiles.width) == 0 ? 0 : 1)
             {
-                try rebuildLeafIndex(db, logId: Array(row["logId"] as Data), state: state)
+                try rebuildLeafIndex(db, logId: try row.blob("logId"), state: state)
             }
         }
     }
@@ -48,41 +37,45 @@ extension CollectorStore {
     /// tiles; an entry whose leaf hash is the next leaf's is that leaf, any other is not a leaf. (Two entries never
     /// share a leaf hash: their headers hold their seqs.)
     /// - Throws: ``CollectorError`` (``CollectorError/Code/corruptState``) when the entries do not give every leaf.
-    static func rebuildLeafIndex(_ db: Database, logId: [UInt8], state: TreeState) throws {
-        let log = Data(logId)
-        try db.execute(sql: "DELETE FROM tree_bundles WHERE logId = ?", arguments: [log])
-        try db.execute(sql: "DELETE FROM tree_nonleaves WHERE logId = ?", arguments: [log])
+    static func rebuildLeafIndex(_ db: any SQLSession, logId: [UInt8], state: TreeState) throws {
+        let log = SQLValue.blob(logId)
+        try db.execute("DELETE FROM tree_bundles WHERE logId = ?", [log])
+        try db.execute("DELETE FROM tree_nonleaves WHERE logId = ?", [log])
         guard let covered = state.coveredSeq, let last = Int64(exactly: covered) else { return }
-        let read = try db.cachedStatement(
-            sql: "SELECT hashes FROM tree_tiles WHERE logId = ? AND level = 0 AND idx = ?"
-        )
-        let bundle = try db.cachedStatement(sql: "INSERT INTO tree_bundles (logId, idx, firstSeq) VALUES (?, ?, ?)")
-        let nonleaf = try db.cachedStatement(sql: "INSERT INTO tree_nonleaves (logId, seq) VALUES (?, ?)")
         let width = UInt64(MerkleTiles.width)
         var leaf: UInt64 = 0
         var tile: (index: UInt64, hashes: [UInt8])?
-        let entries = try Row.fetchCursor(
-            db,
-            sql: "SELECT seq, bytes FROM entries WHERE logId = ? AND seq <= ? ORDER BY seq",
-            arguments: [log, last]
-        )
-        while let row = try entries.next() {
-            let seq = row["seq"] as Int64
-            if leaf < state.size {
-                if tile?.index != leaf / width {
-                    let hashes = try Data.fetchOne(read, arguments: [log, Int64(leaf / width)]).map { Array($0) } ?? []
-                    tile = (leaf / width, hashes)
+        // In chunks of 4 096 entries, so that a long log is never read into memory at once.
+        var after: Int64 = -1
+        while true {
+            let rows = try db.rows(
+                "SELECT seq, bytes FROM entries WHERE logId = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 4096",
+                [log, .integer(after), .integer(last)]
+            )
+            for row in rows {
+                let seq = try row.integer("seq")
+                after = seq
+                if leaf < state.size {
+                    if tile?.index != leaf / width {
+                        tile = (leaf / width, try storedTile(db, logId: logId, level: 0, index: leaf / width))
+                    }
+                    let offset = Int(leaf % width) * MerkleHash.size
+                    if let hashes = tile?.hashes, hashes.count >= offset + MerkleHash.size,
+                        hashes[offset..<offset + MerkleHash.size].elementsEqual(MerkleHash.leaf(try row.blob("bytes")))
+                    {
+                        if leaf % width == 0 {
+                            try db.execute(
+                                "INSERT INTO tree_bundles (logId, idx, firstSeq) VALUES (?, ?, ?)",
+                                [log, .unsigned(leaf / width), .integer(seq)]
+                            )
+                        }
+                        leaf += 1
+                        continue
+                    }
                 }
-                let offset = Int(leaf % width) * MerkleHash.size
-                if let hashes = tile?.hashes, hashes.count >= offset + MerkleHash.size,
-                    hashes[offset..<offset + MerkleHash.size].elementsEqual(MerkleHash.leaf(row["bytes"] as Data))
-                {
-                    if leaf % width == 0 { try bundle.execute(arguments: [log, Int64(leaf / width), seq]) }
-                    leaf += 1
-                    continue
-                }
+                try db.execute("INSERT INTO tree_nonleaves (logId, seq) VALUES (?, ?)", [log, .integer(seq)])
             }
-            try nonleaf.execute(arguments: [log, seq])
+            if rows.count < 4096 { break }
         }
         guard leaf == state.size else {
             throw CollectorError(
@@ -95,53 +88,55 @@ extension CollectorStore {
 
     /// Records the accepted entries at or below the tree's `coveredSeq` as not leaves: the tree has passed them
     /// (they sat inside a gap a removal record bridged). Called in the ingest transaction, before the tree grows.
-    static func recordNonleaves(_ db: Database, logId: [UInt8], accepted seqs: [UInt64]) throws {
+    static func recordNonleaves(_ db: any SQLSession, logId: [UInt8], accepted seqs: [UInt64]) throws {
         guard let covered = try treeState(db, logId: logId).coveredSeq else { return }
-        let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO tree_nonleaves (logId, seq) VALUES (?, ?)")
-        for seq in seqs where seq <= covered {
-            try insert.execute(arguments: [Data(logId), Int64(bitPattern: seq)])
-        }
+        try db.insert(
+            into: "tree_nonleaves",
+            columns: ["logId", "seq"],
+            rows: seqs.filter { $0 <= covered }.map { [.blob(logId), .unsigned($0)] },
+            suffix: "ON CONFLICT DO NOTHING"
+        )
     }
 
     /// Records which seq starts each entry bundle among `seqs`, the leaves appended at `size` (one row per 256).
-    static func recordBundles(_ db: Database, logId: [UInt8], leaves seqs: [Int64], from size: UInt64) throws {
+    static func recordBundles(_ db: any SQLSession, logId: [UInt8], leaves seqs: [Int64], from size: UInt64) throws {
         let width = UInt64(MerkleTiles.width)
         var offset = (width - size % width) % width
         guard offset < UInt64(seqs.count) else { return }
-        let insert = try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO tree_bundles (logId, idx, firstSeq) VALUES (?, ?, ?)"
-        )
+        var rows: [[SQLValue]] = []
         while offset < UInt64(seqs.count) {
-            let index = (size + offset) / width
-            try insert.execute(arguments: [Data(logId), Int64(bitPattern: index), seqs[Int(offset)]])
+            rows.append([.blob(logId), .unsigned((size + offset) / width), .integer(seqs[Int(offset)])])
             offset += width
         }
+        try db.insert(
+            into: "tree_bundles",
+            columns: ["logId", "idx", "firstSeq"],
+            rows: rows,
+            suffix: "ON CONFLICT (logId, idx) DO UPDATE SET firstSeq = excluded.firstSeq"
+        )
     }
 
     /// The leaf index of the held entry at `seq`, which must be at most the tree's `coveredSeq` and not recorded as
     /// a non-leaf; nil when no bundle starts at or below it.
-    static func leafIndex(_ db: Database, logId: [UInt8], seq: Int64) throws -> UInt64? {
-        let log = Data(logId)
+    static func leafIndex(_ db: any SQLSession, logId: [UInt8], seq: Int64) throws -> UInt64? {
+        let log = SQLValue.blob(logId)
         guard
-            let bundle = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT idx, firstSeq FROM tree_bundles WHERE logId = ? AND firstSeq <= ?
-                    ORDER BY firstSeq DESC LIMIT 1
-                    """,
-                arguments: [log, seq]
+            let bundle = try db.row(
+                """
+                SELECT idx, firstSeq FROM tree_bundles WHERE logId = ? AND firstSeq <= ?
+                ORDER BY firstSeq DESC LIMIT 1
+                """,
+                [log, .integer(seq)]
             )
         else { return nil }
-        let first = bundle["firstSeq"] as Int64
-        let held = try Int64.fetchOne(
-            db,
-            sql: "SELECT COUNT(*) FROM entries WHERE logId = ? AND seq >= ? AND seq < ?",
-            arguments: [log, first, seq]
+        let first = SQLValue.integer(try bundle.integer("firstSeq"))
+        let held = try db.integer(
+            "SELECT COUNT(*) FROM entries WHERE logId = ? AND seq >= ? AND seq < ?",
+            [log, first, .integer(seq)]
         )
-        let skipped = try Int64.fetchOne(
-            db,
-            sql: "SELECT COUNT(*) FROM tree_nonleaves WHERE logId = ? AND seq >= ? AND seq < ?",
-            arguments: [log, first, seq]
+        let skipped = try db.integer(
+            "SELECT COUNT(*) FROM tree_nonleaves WHERE logId = ? AND seq >= ? AND seq < ?",
+            [log, first, .integer(seq)]
         )
         let index = try bundle.unsigned("idx")
         guard let held, let skipped, held >= skipped, index <= UInt64.max / UInt64(MerkleTiles.width) else {
@@ -158,34 +153,32 @@ extension CollectorStore {
     /// the tree: the held entries from the bundle's first seq on, up to `coveredSeq`, that are leaves.
     /// - Throws: ``CollectorError`` (``CollectorError/Code/corruptState``) when fewer are found.
     static func leaves(
-        _ db: Database,
+        _ db: any SQLSession,
         logId: [UInt8],
         bundle index: UInt64,
         count: Int,
         coveredSeq: UInt64
     ) throws -> [(seq: UInt64, bytes: [UInt8])] {
-        let log = Data(logId)
+        let log = SQLValue.blob(logId)
         let problem = CollectorError(
             .corruptState,
             "the leaf index of log \(Hex.encode(logId)) does not give the \(count) leaves of bundle \(index)"
         )
         guard
-            let first = try Int64.fetchOne(
-                db,
-                sql: "SELECT firstSeq FROM tree_bundles WHERE logId = ? AND idx = ?",
-                arguments: [log, Int64(bitPattern: index)]
+            let first = try db.integer(
+                "SELECT firstSeq FROM tree_bundles WHERE logId = ? AND idx = ?",
+                [log, .unsigned(index)]
             )
         else { throw problem }
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT seq, bytes FROM entries WHERE logId = ?1 AND seq >= ?2 AND seq <= ?3
-                AND seq NOT IN (SELECT seq FROM tree_nonleaves WHERE logId = ?1 AND seq >= ?2 AND seq <= ?3)
-                ORDER BY seq LIMIT ?4
-                """,
-            arguments: [log, first, Int64(bitPattern: coveredSeq), count]
+        let rows = try db.rows(
+            """
+            SELECT seq, bytes FROM entries WHERE logId = ?1 AND seq >= ?2 AND seq <= ?3
+            AND seq NOT IN (SELECT seq FROM tree_nonleaves WHERE logId = ?1 AND seq >= ?2 AND seq <= ?3)
+            ORDER BY seq LIMIT ?4
+            """,
+            [log, .integer(first), .unsigned(coveredSeq), .integer(Int64(count))]
         )
         guard rows.count == count else { throw problem }
-        return try rows.map { (try $0.unsigned("seq"), Array($0["bytes"] as Data)) }
+        return try rows.map { (try $0.unsigned("seq"), try $0.blob("bytes")) }
     }
 }

@@ -1,24 +1,22 @@
 import AuditChain
 import Foundation
-import GRDB
 
 /// What the collector holds, for the head endpoint, tests and benchmarks.
 extension CollectorStore {
     /// Every entry held for a log, in seq order.
     public func entries(logId: [UInt8]) async throws -> [HeldEntry] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: "SELECT seq, kind, entryHash, prevHash, bytes FROM entries WHERE logId = ? ORDER BY seq",
-                arguments: [Data(logId)]
+        try await database.read { db in
+            try db.rows(
+                "SELECT seq, kind, entryHash, prevHash, bytes FROM entries WHERE logId = ? ORDER BY seq",
+                [.blob(logId)]
             ).map(Self.heldEntry)
         }
     }
 
     /// Number of entries held for a log.
     public func count(logId: [UInt8]) async throws -> Int {
-        try await pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entries WHERE logId = ?", arguments: [Data(logId)]) ?? 0
+        try await database.read { db in
+            Int(try db.integer("SELECT COUNT(*) FROM entries WHERE logId = ?", [.blob(logId)]) ?? 0)
         }
     }
 
@@ -34,37 +32,30 @@ extension CollectorStore {
 
     /// The contiguous head of a log (nil while its genesis is not held).
     public func head(logId: [UInt8]) async throws -> CollectorHead? {
-        try await pool.read { db in try Self.head(db, logId: logId) }
+        try await database.read { db in try Self.head(db, logId: logId) }
     }
 
     /// Every log the collector holds entries of.
     public func logIds() async throws -> [[UInt8]] {
-        try await pool.read { db in
-            try Data.fetchAll(db, sql: "SELECT DISTINCT logId FROM entries ORDER BY logId").map { Array($0) }
+        try await database.read { db in
+            try db.rows("SELECT DISTINCT logId FROM entries ORDER BY logId", []).map { try $0.blob("logId") }
         }
     }
 
     /// The status of a log without a receipt; nil when nothing of it is held or refused.
     public func status(logId: [UInt8]) async throws -> LogStatus? {
-        try await pool.read { db in
-            let log = Data(logId)
-            let row = try Row.fetchOne(
-                db,
-                sql: "SELECT COUNT(*) AS held, MAX(seq) AS highest FROM entries WHERE logId = ?",
-                arguments: [log]
-            )
-            let held = (row?["held"] as Int64?) ?? 0
-            let incidents = try Row.fetchAll(
-                db,
-                sql: "SELECT DISTINCT seq, kind FROM incidents WHERE logId = ? ORDER BY seq",
-                arguments: [log]
-            )
+        try await database.read { db in
+            let log = SQLValue.blob(logId)
+            let row = try db.row("SELECT COUNT(*) AS held, MAX(seq) AS highest FROM entries WHERE logId = ?", [log])
+            let held = try row?.optionalInteger("held") ?? 0
+            let incidents = try db.rows("SELECT DISTINCT seq, kind FROM incidents WHERE logId = ? ORDER BY seq", [log])
             guard held > 0 || !incidents.isEmpty else { return nil }
             let head = try Self.head(db, logId: logId)
-            let highest = try row.flatMap { row in (row["highest"] as Int64?) == nil ? nil : try row.unsigned("highest")
+            let highest = try row.flatMap { row in
+                try row.optionalInteger("highest") == nil ? nil : try row.unsigned("highest")
             }
             func seqs(_ kind: CollectorIncident.Kind) throws -> [UInt64] {
-                try incidents.filter { ($0["kind"] as String) == kind.rawValue }.map { try $0.unsigned("seq") }
+                try incidents.filter { try $0.text("kind") == kind.rawValue }.map { try $0.unsigned("seq") }
             }
             var status = LogStatus(
                 logId: logId,
@@ -78,17 +69,13 @@ extension CollectorStore {
             )
             status.checkpointConflicts = try seqs(.checkpointConflict)
             status.incidentsNotKept = try Self.incidentsNotKept(db, logId: logId)
-            if let kept = try Row.fetchOne(
-                db,
-                sql: "SELECT checkpoint, receivedAt FROM checkpoints WHERE logId = ?",
-                arguments: [log]
-            ),
-                let json = try? JSONValue(parsing: Array(kept["checkpoint"] as Data)),
+            if let kept = try db.row("SELECT checkpoint, receivedAt FROM checkpoints WHERE logId = ?", [log]),
+                let json = try? JSONValue(parsing: try kept.blob("checkpoint")),
                 let checkpoint = try? SignedCheckpoint(json: json)
             {
                 status.deviceCheckpoint = LogStatus.KeptCheckpoint(
                     checkpoint: checkpoint,
-                    receivedAt: AuditTimestamp(millisecondsSinceEpoch: kept["receivedAt"])
+                    receivedAt: AuditTimestamp(millisecondsSinceEpoch: try kept.integer("receivedAt"))
                 )
             }
             return status
@@ -96,22 +83,22 @@ extension CollectorStore {
     }
 
     /// Missing ranges above `after` (from 0 when there is no head) up to the highest held seq.
-    static func gaps(_ db: Database, logId: [UInt8], after head: UInt64?) throws -> [LogStatus.Gap] {
+    static func gaps(_ db: any SQLSession, logId: [UInt8], after head: UInt64?) throws -> [LogStatus.Gap] {
         let start = head.map { Int64(clamping: $0) == .max ? Int64.max : Int64(clamping: $0) + 1 } ?? 0
-        let rows = try Row.fetchCursor(
-            db,
-            sql: """
-                SELECT seq, previous FROM (
-                    SELECT seq, LAG(seq) OVER (ORDER BY seq) AS previous FROM entries WHERE logId = ? AND seq >= ?
-                ) WHERE previous IS NULL OR seq > previous + 1
-                """,
-            arguments: [Data(logId), start]
+        let rows = try db.rows(
+            """
+            SELECT seq, previous FROM (
+                SELECT seq, LAG(seq) OVER (ORDER BY seq) AS previous FROM entries WHERE logId = ? AND seq >= ?
+            ) AS runs WHERE previous IS NULL OR seq > previous + 1
+            ORDER BY seq LIMIT ?
+            """,
+            [.blob(logId), .integer(start), .integer(Int64(LogStatus.maxListedGaps) + 1)]
         )
         var gaps: [LogStatus.Gap] = []
-        while let row = try rows.next(), gaps.count < LogStatus.maxListedGaps {
-            let seq = row["seq"] as Int64
+        for row in rows where gaps.count < LogStatus.maxListedGaps {
+            let seq = try row.integer("seq")
             // Values written by the collector are in range; clamping keeps a tampered row from trapping.
-            let from = (row["previous"] as Int64?).map { $0 == .max ? $0 : $0 + 1 } ?? start
+            let from = try row.optionalInteger("previous").map { $0 == .max ? $0 : $0 + 1 } ?? start
             if seq > from {
                 gaps.append(LogStatus.Gap(from: UInt64(clamping: from), to: UInt64(clamping: seq - 1)))
             }
@@ -120,21 +107,20 @@ extension CollectorStore {
     }
 
     private func incidents(logId: [UInt8], kind: CollectorIncident.Kind) async throws -> [CollectorIncident] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT seq, entryHash, bytes, reason FROM incidents WHERE logId = ? AND kind = ?
-                    ORDER BY seq, receivedAt
-                    """,
-                arguments: [Data(logId), kind.rawValue]
+        try await database.read { db in
+            try db.rows(
+                """
+                SELECT seq, entryHash, bytes, reason FROM incidents WHERE logId = ? AND kind = ?
+                ORDER BY seq, receivedAt
+                """,
+                [.blob(logId), .text(kind.rawValue)]
             ).map { row in
                 CollectorIncident(
                     kind: kind,
                     seq: try row.unsigned("seq"),
-                    entryHash: Array(row["entryHash"] as Data),
-                    bytes: Array(row["bytes"] as Data),
-                    reason: row["reason"]
+                    entryHash: try row.blob("entryHash"),
+                    bytes: try row.blob("bytes"),
+                    reason: try row.text("reason")
                 )
             }
         }

@@ -1,6 +1,5 @@
 import AuditChain
 import Foundation
-import GRDB
 import TransparencyLog
 
 /// What a version 2 receipt is made of (docs/PROTOCOL.md section 3.2), read from one state of the log's tree.
@@ -24,11 +23,11 @@ extension CollectorStore {
     /// - Parameter from: the tree size of the agent's last verified checkpoint, for the consistency proof.
     /// - Throws: ``CollectorError`` when the stored tree and head disagree, or a database error.
     public func treeReceiptParts(logId: [UInt8], from: UInt64?) async throws -> TreeReceiptParts? {
-        if let parts = try await pool.read({ db in try Self.treeReceiptParts(db, logId: logId, from: from) }) {
+        if let parts = try await database.read({ db in try Self.treeReceiptParts(db, logId: logId, from: from) }) {
             return parts
         }
         // The tree does not cover the head: a database from before the tree, answered before any new batch.
-        return try await pool.write { db in
+        return try await database.write(log: logId) { db in
             guard let head = try Self.head(db, logId: logId) else { return nil }
             try Self.growTree(db, logId: logId, head: head)
             return try Self.treeReceiptParts(db, logId: logId, from: from)
@@ -36,7 +35,7 @@ extension CollectorStore {
     }
 
     /// nil when the tree is empty or does not cover the head yet.
-    static func treeReceiptParts(_ db: Database, logId: [UInt8], from: UInt64?) throws -> TreeReceiptParts? {
+    static func treeReceiptParts(_ db: any SQLSession, logId: [UInt8], from: UInt64?) throws -> TreeReceiptParts? {
         let state = try treeState(db, logId: logId)
         guard state.size > 0, let head = try head(db, logId: logId), state.coveredSeq == head.seq else { return nil }
         let nodes = try treeTiles(db, logId: logId).nodes()

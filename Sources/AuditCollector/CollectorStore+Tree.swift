@@ -1,6 +1,5 @@
 import AuditChain
 import Foundation
-import GRDB
 import TransparencyLog
 
 /// Each log's RFC 6962 Merkle tree (docs/TRANSPARENCY.md): its leaves are the serialized entries the contiguous
@@ -13,26 +12,16 @@ extension CollectorStore {
         var coveredSeq: UInt64?
     }
 
-    static func treeState(_ db: Database, logId: [UInt8]) throws -> TreeState {
-        guard
-            let row = try Row.fetchOne(
-                db,
-                sql: "SELECT size, coveredSeq FROM trees WHERE logId = ?",
-                arguments: [Data(logId)]
-            )
-        else { return TreeState(size: 0, coveredSeq: nil) }
+    static func treeState(_ db: any SQLSession, logId: [UInt8]) throws -> TreeState {
+        guard let row = try db.row("SELECT size, coveredSeq FROM trees WHERE logId = ?", [.blob(logId)]) else {
+            return TreeState(size: 0, coveredSeq: nil)
+        }
         return TreeState(size: try row.unsigned("size"), coveredSeq: try row.unsigned("coveredSeq"))
     }
 
     /// A log's tree over its stored tiles (``MerkleTiles``).
-    static func treeTiles(_ db: Database, logId: [UInt8]) throws -> MerkleTiles {
-        let statement = try db.cachedStatement(
-            sql: "SELECT hashes FROM tree_tiles WHERE logId = ? AND level = ? AND idx = ?"
-        )
-        return MerkleTiles { level, index in
-            let hashes = try Data.fetchOne(statement, arguments: [Data(logId), level, Int64(bitPattern: index)])
-            return hashes.map { Array($0) } ?? []
-        }
+    static func treeTiles(_ db: any SQLSession, logId: [UInt8]) throws -> MerkleTiles {
+        MerkleTiles { level, index in try storedTile(db, logId: logId, level: level, index: index) }
     }
 
     /// Appends to the tree every held entry the head covers and the tree does not: seqs above `coveredSeq` up to
@@ -44,54 +33,60 @@ extension CollectorStore {
     /// - Parameter known: serialized entries by seq the caller holds in memory (the batch just stored), so that
     ///   only older entries are read back.
     static func growTree(
-        _ db: Database,
+        _ db: any SQLSession,
         logId: [UInt8],
         head: CollectorHead,
         known: [UInt64: [UInt8]] = [:]
     ) throws -> TreeState {
         var state = try treeState(db, logId: logId)
         if let covered = state.coveredSeq, covered >= head.seq { return state }
-        let write = try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO tree_tiles (logId, level, idx, hashes) VALUES (?, ?, ?, ?)"
-        )
         var after: Int64 = state.coveredSeq.map { Int64(bitPattern: $0) } ?? -1
         while true {
-            let seqs = try Int64.fetchAll(
-                db,
-                sql: "SELECT seq FROM entries WHERE logId = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 4096",
-                arguments: [Data(logId), after, Int64(bitPattern: head.seq)]
-            )
+            let seqs = try db.rows(
+                "SELECT seq FROM entries WHERE logId = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 4096",
+                [.blob(logId), .integer(after), .integer(Int64(bitPattern: head.seq))]
+            ).map { try $0.integer("seq") }
             guard let last = seqs.last else { break }
-            let read = try db.cachedStatement(sql: "SELECT bytes FROM entries WHERE logId = ? AND seq = ?")
             let tiles = try treeTiles(db, logId: logId)
             let leaves = try seqs.map { seq in
                 if let bytes = known[UInt64(bitPattern: seq)] { return MerkleHash.leaf(bytes) }
-                guard let bytes = try Data.fetchOne(read, arguments: [Data(logId), seq]) else {
+                guard
+                    let bytes = try db.blob(
+                        "SELECT bytes FROM entries WHERE logId = ? AND seq = ?",
+                        [.blob(logId), .integer(seq)]
+                    )
+                else {
                     throw CollectorError(.corruptState, "entry \(seq) of log \(Hex.encode(logId)) vanished")
                 }
                 return MerkleHash.leaf(bytes)
             }
             try recordBundles(db, logId: logId, leaves: seqs, from: state.size)
-            for tile in try tiles.append(leafHashes: leaves, toSize: state.size) {
-                try write.execute(arguments: [
-                    Data(logId), tile.level, Int64(bitPattern: tile.index), Data(tile.hashes),
-                ])
-            }
+            try db.insert(
+                into: "tree_tiles",
+                columns: ["logId", "level", "idx", "hashes"],
+                rows: try tiles.append(leafHashes: leaves, toSize: state.size).map { tile in
+                    [.blob(logId), .integer(Int64(tile.level)), .unsigned(tile.index), .blob(tile.hashes)]
+                },
+                suffix: "ON CONFLICT (logId, level, idx) DO UPDATE SET hashes = excluded.hashes"
+            )
             state.size += UInt64(seqs.count)
             after = last
             if seqs.count < 4096 { break }
         }
         state.coveredSeq = head.seq
         try db.execute(
-            sql: "INSERT OR REPLACE INTO trees (logId, size, coveredSeq) VALUES (?, ?, ?)",
-            arguments: [Data(logId), Int64(bitPattern: state.size), Int64(bitPattern: head.seq)]
+            """
+            INSERT INTO trees (logId, size, coveredSeq) VALUES (?, ?, ?)
+            ON CONFLICT (logId) DO UPDATE SET size = excluded.size, coveredSeq = excluded.coveredSeq
+            """,
+            [.blob(logId), .unsigned(state.size), .unsigned(head.seq)]
         )
         return state
     }
 
     /// A log's tree: its size and root (the empty tree's root while it has no leaf).
     public func treeHead(logId: [UInt8]) async throws -> (size: UInt64, root: [UInt8]) {
-        try await pool.read { db in
+        try await database.read { db in
             let size = try Self.treeState(db, logId: logId).size
             let tiles = try Self.treeTiles(db, logId: logId)
             return (size, try tiles.nodes().root(size: size))
@@ -101,7 +96,7 @@ extension CollectorStore {
     /// The inclusion proof of leaf `index` in the log's tree at `size` leaves.
     /// - Throws: `MerkleNodes.OutOfRange` unless `index < size <= ` the tree's size.
     public func inclusionProof(logId: [UInt8], index: UInt64, size: UInt64) async throws -> [[UInt8]] {
-        try await pool.read { db in
+        try await database.read { db in
             guard index < size, size <= (try Self.treeState(db, logId: logId)).size else {
                 throw MerkleNodes.OutOfRange(description: "no leaf \(index) in a tree of size \(size) of this log")
             }
@@ -113,7 +108,7 @@ extension CollectorStore {
     /// The consistency proof of the log's tree from `first` to `second` leaves.
     /// - Throws: `MerkleNodes.OutOfRange` unless `0 < first < second <= ` the tree's size.
     public func consistencyProof(logId: [UInt8], first: UInt64, second: UInt64) async throws -> [[UInt8]] {
-        try await pool.read { db in
+        try await database.read { db in
             guard 0 < first, first < second, second <= (try Self.treeState(db, logId: logId)).size else {
                 throw MerkleNodes.OutOfRange(description: "no consistency proof from \(first) to \(second) in this log")
             }

@@ -1,6 +1,5 @@
 import AuditChain
 import Foundation
-import GRDB
 public import TransparencyLog
 
 /// What the read API serves of a log's tree (docs/TRANSPARENCY.md section 8): tiles, entry bundles, and proofs by
@@ -26,14 +25,13 @@ extension CollectorStore {
     /// - Throws: ``TreeReadError`` when the log is unknown, the entry is not held, the tree does not reach it yet or
     ///   it is not a leaf; ``CollectorError`` when the database is inconsistent.
     public func leafProof(logId: [UInt8], seq: UInt64) async throws -> LeafProof {
-        try await pool.read { db in
+        try await database.read { db in
             let log = Hex.encode(logId)
             guard let key = Int64(exactly: seq),
-                let entry = try Data.fetchOne(
-                    db,
-                    sql: "SELECT bytes FROM entries WHERE logId = ? AND seq = ?",
-                    arguments: [Data(logId), key]
-                ).map({ Array($0) })
+                let entry = try db.blob(
+                    "SELECT bytes FROM entries WHERE logId = ? AND seq = ?",
+                    [.blob(logId), .integer(key)]
+                )
             else {
                 guard try Self.holdsEntries(db, logId: logId) else {
                     throw TreeReadError(.unknownLog, "the collector holds no entry of log \(log)")
@@ -82,7 +80,7 @@ extension CollectorStore {
         from first: UInt64,
         to second: UInt64?
     ) async throws -> (to: UInt64, proof: [[UInt8]]) {
-        try await pool.read { db in
+        try await database.read { db in
             let state = try Self.treeState(db, logId: logId)
             let log = Hex.encode(logId)
             if state.size == 0, try !Self.holdsEntries(db, logId: logId) {
@@ -114,7 +112,7 @@ extension CollectorStore {
         guard case .hashes(let level) = path.kind else {
             throw TreeReadError(.beyondTree, "\(path) is an entry bundle, not a tile of hashes")
         }
-        return try await pool.read { db in
+        return try await database.read { db in
             let size = try Self.treeState(db, logId: logId).size
             try Self.checkWidth(path, level: level, size: size, logId: logId)
             let stored = try Self.storedTile(db, logId: logId, level: level, index: path.index)
@@ -136,7 +134,7 @@ extension CollectorStore {
         guard path.kind == .entries else {
             throw TreeReadError(.beyondTree, "\(path) is a tile of hashes, not an entry bundle")
         }
-        return try await pool.read { db in
+        return try await database.read { db in
             let state = try Self.treeState(db, logId: logId)
             try Self.checkWidth(path, level: 0, size: state.size, logId: logId)
             guard let covered = state.coveredSeq else {
@@ -172,12 +170,11 @@ extension CollectorStore {
         }
     }
 
-    static func storedTile(_ db: Database, logId: [UInt8], level: Int, index: UInt64) throws -> [UInt8] {
-        try Data.fetchOne(
-            db,
-            sql: "SELECT hashes FROM tree_tiles WHERE logId = ? AND level = ? AND idx = ?",
-            arguments: [Data(logId), level, Int64(bitPattern: index)]
-        ).map { Array($0) } ?? []
+    static func storedTile(_ db: any SQLSession, logId: [UInt8], level: Int, index: UInt64) throws -> [UInt8] {
+        try db.blob(
+            "SELECT hashes FROM tree_tiles WHERE logId = ? AND level = ? AND idx = ?",
+            [.blob(logId), .integer(Int64(level)), .unsigned(index)]
+        ) ?? []
     }
 
     /// Checks that `entries` hash to the leaf hashes of a level 0 `tile` from position `first` on: the leaf index
@@ -196,19 +193,11 @@ extension CollectorStore {
         }
     }
 
-    static func holdsEntries(_ db: Database, logId: [UInt8]) throws -> Bool {
-        try Bool.fetchOne(
-            db,
-            sql: "SELECT EXISTS (SELECT 1 FROM entries WHERE logId = ?)",
-            arguments: [Data(logId)]
-        ) ?? false
+    static func holdsEntries(_ db: any SQLSession, logId: [UInt8]) throws -> Bool {
+        try db.exists("SELECT 1 FROM entries WHERE logId = ? LIMIT 1", [.blob(logId)])
     }
 
-    static func isNonleaf(_ db: Database, logId: [UInt8], seq: Int64) throws -> Bool {
-        try Bool.fetchOne(
-            db,
-            sql: "SELECT EXISTS (SELECT 1 FROM tree_nonleaves WHERE logId = ? AND seq = ?)",
-            arguments: [Data(logId), seq]
-        ) ?? false
+    static func isNonleaf(_ db: any SQLSession, logId: [UInt8], seq: Int64) throws -> Bool {
+        try db.exists("SELECT 1 FROM tree_nonleaves WHERE logId = ? AND seq = ?", [.blob(logId), .integer(seq)])
     }
 }

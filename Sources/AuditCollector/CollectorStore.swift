@@ -1,96 +1,63 @@
 import AuditChain
 import AuditWire
-import DurableSQLite
 import Crypto
 import Foundation
-import GRDB
 
-/// The collector's SQLite database (WAL, `synchronous = FULL`, through GRDB): the entries it holds per log,
-/// the keys it learned, removal records, forks and chain breaks, contiguous heads, and recent batch results.
+/// The collector's database: the entries it holds per log, the keys it learned, removal records, forks and chain
+/// breaks, contiguous heads, each log's Merkle tree, and recent batch results. Its logic is written once against
+/// ``CollectorDatabase``, the storage protocol, and runs on either engine: SQLite (the default) or PostgreSQL
+/// (several replicas, one database).
 public final class CollectorStore: Sendable {
-    let pool: DatabasePool
-    /// The database file.
-    public let path: String
+    /// The engine.
+    public let database: any CollectorDatabase
+    /// The SQLite database file; nil on PostgreSQL.
+    public var path: String? { (database as? SQLiteCollectorDatabase)?.path }
     /// Incidents (forks, chain breaks, checkpoint conflicts) kept per log; past it they are only counted.
     public let maxIncidentsPerLog: Int
 
-    /// Opens (creating if needed) the database at `path`. A new database is created with mode 0600 whatever the
-    /// umask, and so are its WAL and shared-memory files (SQLite gives them the database file's mode).
+    /// Opens (creating if needed) the SQLite database at `path` and migrates it. A new database is created with
+    /// mode 0600 whatever the umask, and so are its WAL and shared-memory files (SQLite gives them the database
+    /// file's mode).
     /// - Parameters:
     ///   - path: the database file.
     ///   - maxIncidentsPerLog: incidents kept per log (at least 1).
     /// - Throws: ``CollectorError`` if SQLite cannot open it or it has another schema.
     public init(path: String, maxIncidentsPerLog: Int = CollectorStore.defaultMaxIncidentsPerLog) throws(CollectorError)
     {
-        self.path = path
         self.maxIncidentsPerLog = max(1, maxIncidentsPerLog)
-        try PrivateDatabaseFile.create(path)
-        do {
-            // A receipted entry must survive power loss: WAL with synchronous = FULL.
-            pool = try DurableDatabase.open(path: path, label: "audit-collector", migrate: Self.migrate)
-        } catch let error as CollectorError {
-            throw error
-        } catch {
-            throw CollectorError(.storage, "cannot open the collector database \(path): \(error)")
-        }
+        database = try SQLiteCollectorDatabase(path: path) { session in try CollectorSchema.migrate(session) }
     }
 
-    static let schemaVersion = "1"
+    /// Opens a store on `database` and applies its missing migrations, once, whatever other replica starts at the
+    /// same time (docs/COLLECTOR.md section 4).
+    /// - Throws: ``CollectorError`` for a database of another schema, or the engine's error.
+    public init(
+        database: any CollectorDatabase,
+        maxIncidentsPerLog: Int = CollectorStore.defaultMaxIncidentsPerLog
+    )
+        async throws
+    {
+        self.maxIncidentsPerLog = max(1, maxIncidentsPerLog)
+        self.database = database
+        _ = try await database.exclusive { session in try CollectorSchema.migrate(session) }
+    }
+
+    /// Answers when the database does: one trivial query (`/readyz`).
+    public func ping() async throws {
+        _ = try await database.read { session in try session.rows("SELECT 1", []) }
+    }
+
+    /// Releases the engine's connections.
+    public func close() async {
+        await database.close()
+    }
+
     /// How many recent batch results are kept for replay.
     static let batchMemory = 10_000
 
-    private static func migrate(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS entries (
-                    logId BLOB NOT NULL, seq INTEGER NOT NULL, kind INTEGER NOT NULL,
-                    entryHash BLOB NOT NULL, prevHash BLOB NOT NULL, bytes BLOB NOT NULL, receivedAt INTEGER NOT NULL,
-                    UNIQUE (logId, seq)
-                );
-                CREATE TABLE IF NOT EXISTS keys (
-                    logId BLOB NOT NULL, keyId BLOB NOT NULL, publicKey BLOB NOT NULL,
-                    fromSeq INTEGER NOT NULL, untilSeq INTEGER, PRIMARY KEY (logId, keyId)
-                );
-                CREATE TABLE IF NOT EXISTS removals (
-                    logId BLOB NOT NULL, recordSeq INTEGER NOT NULL, firstSeq INTEGER NOT NULL,
-                    lastSeq INTEGER NOT NULL, count INTEGER NOT NULL, lastRemovedHash BLOB NOT NULL,
-                    PRIMARY KEY (logId, recordSeq)
-                );
-                CREATE TABLE IF NOT EXISTS incidents (
-                    logId BLOB NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, entryHash BLOB NOT NULL,
-                    bytes BLOB NOT NULL, reason TEXT NOT NULL, receivedAt INTEGER NOT NULL,
-                    UNIQUE (logId, seq, kind, entryHash)
-                );
-                CREATE TABLE IF NOT EXISTS heads (logId BLOB PRIMARY KEY, seq INTEGER NOT NULL, hash BLOB NOT NULL);
-                CREATE TABLE IF NOT EXISTS batches (
-                    batchId TEXT PRIMARY KEY, logId BLOB NOT NULL, digest BLOB NOT NULL, results BLOB NOT NULL,
-                    retryable INTEGER NOT NULL, receivedAt INTEGER NOT NULL
-                );
-                CREATE TABLE IF NOT EXISTS metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS trees (logId BLOB PRIMARY KEY, size INTEGER NOT NULL, coveredSeq INTEGER NOT NULL);
-                CREATE TABLE IF NOT EXISTS tree_tiles (
-                    logId BLOB NOT NULL, level INTEGER NOT NULL, idx INTEGER NOT NULL, hashes BLOB NOT NULL,
-                    PRIMARY KEY (logId, level, idx)
-                ) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS checkpoints (
-                    logId BLOB PRIMARY KEY, seq INTEGER NOT NULL, entryHash BLOB NOT NULL, checkpoint BLOB NOT NULL,
-                    receivedAt INTEGER NOT NULL
-                );
-                """
-        )
-        try createIncidentTables(db)
-        let version = try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = 'schemaVersion'")
-        if let version, version != schemaVersion {
-            throw CollectorError(.corruptState, "the collector database has schema version \(version), expected 1")
-        }
-        try db.execute(sql: "INSERT OR IGNORE INTO metadata (key, value) VALUES ('schemaVersion', ?)", arguments: ["1"])
-        try createLeafIndexTables(db)
-        try createWitnessTable(db)
-    }
-
     /// What a batch needs to know in advance: the log's keys and the held entries at and around its seqs.
     func preview(logId: [UInt8], seqs: [UInt64]) async throws -> (keys: [KeyID: KeyGrant], held: [UInt64: HeldEntry]) {
-        try await pool.read { db in
+        try await database.read { db in
             (try Self.keys(db, logId: logId), try Self.held(db, logId: logId, around: seqs))
         }
     }
@@ -116,7 +83,7 @@ public final class CollectorStore: Sendable {
         receivedAt: AuditTimestamp
     ) async throws -> Outcome {
         let maxIncidents = maxIncidentsPerLog
-        return try await pool.write { db in
+        return try await database.write(log: batch.logId) { db in
             if let results = try Self.replay(db, batch) {
                 return Outcome(results: results, head: try Self.head(db, logId: batch.logId), replayed: true)
             }

@@ -122,10 +122,11 @@ import TransparencyLog
             try await Self.post(client, chain, leaves)
             try await Self.post(client, chain, [4, 305])
         }
-        // As the collector before the leaf index left it: the tree, without the index's tables.
+        // As the collector before the leaf index left it: the tree, without the index's tables (nor the record of
+        // versioned migrations, which came later still).
         let queue = try DatabaseQueue(path: directory.database)
         try await queue.write { db in
-            try db.execute(sql: "DROP TABLE tree_bundles; DROP TABLE tree_nonleaves")
+            try db.execute(sql: "DROP TABLE tree_bundles; DROP TABLE tree_nonleaves; DROP TABLE schema_migrations")
         }
         try await withCollector(directory) { client, collector in
             try await Self.expectIndex(collector, chain, leaves: leaves, nonleaves: [4, 305], through: 601)

@@ -1,0 +1,295 @@
+import Foundation
+public import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+
+/// The engine for several collector replicas sharing one PostgreSQL database (docs/COLLECTOR.md section 3),
+/// through PostgresNIO's connection pool.
+///
+/// - ``read(_:)``: `REPEATABLE READ READ ONLY`, one snapshot for the whole body, as SQLite's WAL readers have.
+/// - ``write(log:_:)``: `READ COMMITTED`, whose first statement takes the transaction-scoped advisory lock of
+///   the log (`pg_advisory_xact_lock(int4, int4)` on the log id's first 8 bytes). Every writer of a log, in any
+///   replica, queues on that lock; each statement after it sees every commit made before it was granted, so the
+///   body decides on the log as it is, and the lock is released only by its commit or rollback.
+/// - ``exclusive(_:)``: the same with one constant lock of the single-`bigint` key space (schema migrations).
+///
+/// A transaction aborted by a deadlock or a serialization failure is run again, up to 5 times.
+///
+/// The store's logic is synchronous; its bodies run on a thread pool of their own, one thread per connection,
+/// and each statement waits there for PostgresNIO's answer. No thread of the event loops or of Swift's
+/// cooperative pool ever blocks.
+public final class PostgresCollectorDatabase: CollectorDatabase {
+    let client: PostgresClient
+    let threads: NIOThreadPool
+    let logger: Logger
+    private let runner: Task<Void, Never>
+    /// Where the database is (no password).
+    public let settings: PostgresSettings
+
+    public var dialect: SQLDialect { .postgres }
+
+    /// The lock `exclusive` bodies take, in the single-`bigint` advisory key space ("auditmig").
+    static let migrationLock: Int64 = 0x6175_6469_746D_6967
+
+    /// Opens a pool of at most `connections` connections and checks that the server answers.
+    /// - Throws: ``CollectorError`` (``CollectorError/Code/storage``) when it cannot connect.
+    public init(settings: PostgresSettings, connections: Int = 16, logger: Logger) async throws {
+        self.settings = settings
+        self.logger = logger
+        var configuration: PostgresClient.Configuration
+        if settings.isUnixSocket {
+            configuration = PostgresClient.Configuration(
+                unixSocketPath: settings.socketPath,
+                username: settings.user,
+                password: settings.password,
+                database: settings.database
+            )
+        } else {
+            configuration = PostgresClient.Configuration(
+                host: settings.host,
+                port: settings.port,
+                username: settings.user,
+                password: settings.password,
+                database: settings.database,
+                tls: try Self.tls(settings)
+            )
+        }
+        configuration.options.maximumConnections = max(2, connections)
+        configuration.options.connectTimeout = .seconds(10)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        runner = Task { await client.run() }
+        threads = NIOThreadPool(numberOfThreads: max(2, connections))
+        threads.start()
+        do {
+            _ = try await read { session in try session.rows("SELECT 1", []) }
+        } catch {
+            await close()
+            throw CollectorError(.storage, "cannot reach the collector database \(settings): \(Self.describe(error))")
+        }
+    }
+
+    static func tls(_ settings: PostgresSettings) throws -> PostgresClient.Configuration.TLS {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let root = settings.rootCertificate { configuration.trustRoots = .file(root) }
+        switch settings.tlsMode {
+        case .disable:
+            return .disable
+        case .prefer:
+            configuration.certificateVerification = .none
+            return .prefer(configuration)
+        case .require:
+            configuration.certificateVerification = settings.rootCertificate == nil ? .none : .noHostnameVerification
+            return .require(configuration)
+        case .verifyCA:
+            configuration.certificateVerification = .noHostnameVerification
+            return .require(configuration)
+        case .verifyFull:
+            configuration.certificateVerification = .fullVerification
+            return .require(configuration)
+        }
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T {
+        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lock: nil, body)
+    }
+
+    public func write<T: Sendable>(
+        log: [UInt8]?,
+        _ body: @escaping @Sendable (any SQLSession) throws -> T
+    ) async throws -> T {
+        let lock = log.map { log -> (String, [SQLValue]) in
+            var key = Array(log.prefix(8))
+            key += Array(repeating: 0, count: 8 - key.count)
+            let high = Int32(bitPattern: key[0..<4].reduce(0) { $0 << 8 | UInt32($1) })
+            let low = Int32(bitPattern: key[4..<8].reduce(0) { $0 << 8 | UInt32($1) })
+            return ("SELECT pg_advisory_xact_lock(?::int4, ?::int4)", [.integer(Int64(high)), .integer(Int64(low))])
+        }
+        return try await transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock: lock, body)
+    }
+
+    public func exclusive<T: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T {
+        try await transaction(
+            "BEGIN ISOLATION LEVEL READ COMMITTED",
+            lock: ("SELECT pg_advisory_xact_lock(?)", [.integer(Self.migrationLock)]),
+            body
+        )
+    }
+
+    private func transaction<T: Sendable>(
+        _ begin: String,
+        lock: (String, [SQLValue])?,
+        _ body: @escaping @Sendable (any SQLSession) throws -> T
+    ) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await client.withConnection { connection in
+                    let logger = self.logger
+                    return try await self.threads.runIfActive {
+                        let session = PostgresSession(connection: connection, logger: logger)
+                        try session.execute(begin, [])
+                        do {
+                            if let lock { try session.execute(lock.0, lock.1) }
+                            let result = try body(session)
+                            try session.execute("COMMIT", [])
+                            return result
+                        } catch {
+                            try? session.execute("ROLLBACK", [])
+                            throw error
+                        }
+                    }
+                }
+            } catch let error as PSQLError where attempt < 5 && Self.isTransient(error) {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(5 * attempt))
+            }
+        }
+    }
+
+    /// A deadlock (`40P01`) or serialization failure (`40001`): nothing was committed, and running the
+    /// transaction again may succeed.
+    static func isTransient(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
+    /// A PostgresNIO error as one line: the server's message and SQL state when it sent one.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let info = error.serverInfo, let message = info[.message] {
+            return "\(message) (SQLSTATE \(info[.sqlState] ?? "?"))"
+        }
+        return "\(error.code)\(error.underlying.map { ": \($0)" } ?? "")"
+    }
+
+    public func close() async {
+        // The pool closes its connections when its `run()` is cancelled.
+        runner.cancel()
+        _ = await runner.value
+        try? await threads.shutdownGracefully()
+    }
+}
+
+/// One pooled connection inside a transaction. Each statement is sent with PostgresNIO's extended protocol (its
+/// parameters bound, never spliced into the SQL) and waited for on the calling thread, a thread of
+/// ``PostgresCollectorDatabase/threads``.
+struct PostgresSession: SQLSession {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    var dialect: SQLDialect { .postgres }
+
+    /// The most parameters one statement binds (PostgreSQL's limit is 65 535).
+    static let maxParameters = 30_000
+
+    func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+        try run(Self.translate(sql), arguments)
+    }
+
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws {
+        _ = try run(Self.translate(sql), arguments)
+    }
+
+    func insert(into table: String, columns: [String], rows: [[SQLValue]], suffix: String) throws {
+        let perStatement = max(1, Self.maxParameters / max(1, columns.count))
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<min(rows.count, start + perStatement)]
+            var sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+            var number = 0
+            for (offset, row) in chunk.enumerated() {
+                if offset > 0 { sql += ", " }
+                sql += "("
+                sql += row.indices.map { _ in
+                    number += 1
+                    return "$\(number)"
+                }.joined(separator: ", ")
+                sql += ")"
+            }
+            _ = try run(sql + " " + suffix, Array(chunk.joined()))
+            start += chunk.count
+        }
+    }
+
+    private func run(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+        var binds = PostgresBindings(capacity: arguments.count)
+        for argument in arguments {
+            switch argument {
+            case .null: binds.appendNull()
+            case .integer(let value): binds.append(value)
+            case .blob(let bytes): binds.append(ByteBuffer(bytes: bytes))
+            case .text(let text): binds.append(text)
+            }
+        }
+        let query = PostgresQuery(unsafeSQL: sql, binds: binds)
+        let connection = self.connection
+        let logger = self.logger
+        let rows = try connection.eventLoop.makeFutureWithTask {
+            try await connection.query(query, logger: logger).collect()
+        }.wait()
+        return try rows.map(Self.row)
+    }
+
+    static func row(_ row: PostgresRow) throws -> SQLRow {
+        var names: [String] = []
+        var values: [SQLValue] = []
+        for cell in row {
+            names.append(cell.columnName)
+            values.append(try value(cell))
+        }
+        return SQLRow(names: names, values: values)
+    }
+
+    static func value(_ cell: PostgresCell) throws -> SQLValue {
+        guard let bytes = cell.bytes else { return .null }
+        switch cell.dataType {
+        case .int2, .int4, .int8: return .integer(try cell.decode(Int64.self))
+        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .bytea: return .blob(Array(bytes.readableBytesView))
+        case .text, .varchar, .name, .bpchar: return .text(try cell.decode(String.self))
+        default: return .null
+        }
+    }
+
+    /// `?` and `?N` parameters as PostgreSQL's `$N`, outside quoted strings and identifiers.
+    static func translate(_ sql: String) -> String {
+        var output = ""
+        output.reserveCapacity(sql.utf8.count + 16)
+        var next = 0
+        var quote: Character?
+        var characters = sql.makeIterator()
+        var pending: Character? = characters.next()
+        while let character = pending {
+            pending = characters.next()
+            if let open = quote {
+                output.append(character)
+                if character == open { quote = nil }
+                continue
+            }
+            if character == "'" || character == "\"" {
+                quote = character
+                output.append(character)
+                continue
+            }
+            guard character == "?" else {
+                output.append(character)
+                continue
+            }
+            var digits = ""
+            while let digit = pending, digit.isASCII, digit.isNumber {
+                digits.append(digit)
+                pending = characters.next()
+            }
+            if digits.isEmpty {
+                next += 1
+                output += "$\(next)"
+            } else {
+                output += "$\(digits)"
+            }
+        }
+        return output
+    }
+}

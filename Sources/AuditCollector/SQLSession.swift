@@ -1,0 +1,186 @@
+import AuditChain
+
+/// The collector's storage protocol (docs/COLLECTOR.md section 2): a database engine that runs the collector's
+/// transactions. The store's logic (``CollectorStore``: verify, de-duplicate, refuse forks with evidence, bridge
+/// gaps, grow the tree) is written once against ``SQLSession``; each engine gives it transactions with the
+/// guarantees that logic relies on:
+///
+/// - ``read(_:)`` runs its body on one consistent snapshot of the database;
+/// - ``write(log:_:)`` runs its body in one transaction that commits all of it or nothing, and that no other
+///   writer of the same log, in this process or another, runs beside: per-log writes are serialized by the
+///   database, never by process memory;
+/// - ``exclusive(_:)`` runs its body alone against every other writer and migration (schema migrations).
+///
+/// Two engines: SQLite (``SQLiteCollectorDatabase``, the embedded default) and PostgreSQL
+/// (``PostgresCollectorDatabase``, for several replicas sharing one database).
+public protocol CollectorDatabase: Sendable {
+    /// The SQL dialect the engine speaks.
+    var dialect: SQLDialect { get }
+    /// Runs `body` on one consistent snapshot, read-only.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T
+    /// Runs `body` in one write transaction, serialized with every other write of `log` (any process).
+    func write<T: Sendable>(
+        log: [UInt8]?,
+        _ body: @escaping @Sendable (any SQLSession) throws -> T
+    ) async throws -> T
+    /// Runs `body` in one transaction alone against every other `exclusive` body (any process).
+    func exclusive<T: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T
+    /// Releases the engine's connections.
+    func close() async
+}
+
+/// The SQL spoken by an engine. The store's statements are written in the subset both speak (`?` parameters,
+/// `INSERT … ON CONFLICT`, window functions); the few that differ ask for the dialect.
+public enum SQLDialect: String, Sendable {
+    case sqlite
+    case postgres
+}
+
+/// A value bound to a statement or read from a row.
+public enum SQLValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case blob([UInt8])
+    case text(String)
+}
+
+/// One statement's connection inside a transaction of a ``CollectorDatabase``. Statements use `?` (or `?N`)
+/// parameters; the engine translates them to its own.
+public protocol SQLSession {
+    /// The dialect of the engine.
+    var dialect: SQLDialect { get }
+    /// Runs a statement and returns its rows.
+    func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow]
+    /// Runs a statement whose rows, if any, are not needed.
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws
+    /// Inserts `rows` into `table` (`columns` in order), each row followed by `suffix` (an `ON CONFLICT` clause or
+    /// empty), as few statements as the engine allows.
+    func insert(into table: String, columns: [String], rows: [[SQLValue]], suffix: String) throws
+}
+
+extension SQLSession {
+    /// The first row, if any.
+    func row(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLRow? {
+        try rows(sql, arguments).first
+    }
+
+    /// The first column of the first row as an integer (nil for no row or NULL).
+    func integer(_ sql: String, _ arguments: [SQLValue] = []) throws -> Int64? {
+        guard let row = try row(sql, arguments) else { return nil }
+        return try row.optionalInteger(at: 0)
+    }
+
+    /// The first column of the first row as bytes (nil for no row or NULL).
+    func blob(_ sql: String, _ arguments: [SQLValue] = []) throws -> [UInt8]? {
+        guard let row = try row(sql, arguments) else { return nil }
+        return try row.optionalBlob(at: 0)
+    }
+
+    /// Whether the query returns a row.
+    func exists(_ sql: String, _ arguments: [SQLValue] = []) throws -> Bool {
+        try !rows(sql, arguments).isEmpty
+    }
+
+    func execute(_ sql: String) throws { try execute(sql, []) }
+}
+
+/// One row of a result, its columns by position and by name (names compared without case: PostgreSQL folds
+/// unquoted identifiers to lower case).
+public struct SQLRow: Sendable, Equatable {
+    /// The column names, lower-cased.
+    public let names: [String]
+    /// The values, in column order.
+    public let values: [SQLValue]
+
+    public init(names: [String], values: [SQLValue]) {
+        self.names = names.map { $0.lowercased() }
+        self.values = values
+    }
+
+    func value(_ column: String) throws(CollectorError) -> SQLValue {
+        guard let index = names.firstIndex(of: column.lowercased()) else {
+            throw CollectorError(.corruptState, "the collector's database returned no column \(column)")
+        }
+        return values[index]
+    }
+
+    func value(at index: Int) throws(CollectorError) -> SQLValue {
+        guard values.indices.contains(index) else {
+            throw CollectorError(.corruptState, "the collector's database returned no column \(index)")
+        }
+        return values[index]
+    }
+
+    private static func mismatch(_ column: String, _ value: SQLValue, _ expected: String) -> CollectorError {
+        CollectorError(.corruptState, "the collector's database holds \(column) = \(value), not \(expected)")
+    }
+
+    static func integer(_ value: SQLValue, _ column: String) throws(CollectorError) -> Int64? {
+        switch value {
+        case .null: return nil
+        case .integer(let value): return value
+        default: throw mismatch(column, value, "an integer")
+        }
+    }
+
+    static func blob(_ value: SQLValue, _ column: String) throws(CollectorError) -> [UInt8]? {
+        switch value {
+        case .null: return nil
+        case .blob(let bytes): return bytes
+        default: throw mismatch(column, value, "bytes")
+        }
+    }
+
+    /// An integer column; NULL is refused.
+    func integer(_ column: String) throws(CollectorError) -> Int64 {
+        guard let value = try Self.integer(value(column), column) else {
+            throw CollectorError(.corruptState, "the collector's database holds \(column) = NULL")
+        }
+        return value
+    }
+
+    /// An integer column or NULL.
+    func optionalInteger(_ column: String) throws(CollectorError) -> Int64? {
+        try Self.integer(value(column), column)
+    }
+
+    func optionalInteger(at index: Int) throws(CollectorError) -> Int64? {
+        try Self.integer(value(at: index), "#\(index)")
+    }
+
+    /// A sequence number or count column read back as `UInt64`. The collector writes only values in range; a
+    /// negative one means the database was changed behind its back, which is reported, never trapped on.
+    func unsigned(_ column: String) throws(CollectorError) -> UInt64 {
+        let value = try integer(column)
+        guard let unsigned = UInt64(exactly: value) else {
+            throw CollectorError(.corruptState, "the collector's database holds \(column) = \(value), out of range")
+        }
+        return unsigned
+    }
+
+    /// A bytes column; NULL is refused.
+    func blob(_ column: String) throws(CollectorError) -> [UInt8] {
+        guard let bytes = try Self.blob(value(column), column) else {
+            throw CollectorError(.corruptState, "the collector's database holds \(column) = NULL")
+        }
+        return bytes
+    }
+
+    func optionalBlob(at index: Int) throws(CollectorError) -> [UInt8]? {
+        try Self.blob(value(at: index), "#\(index)")
+    }
+
+    /// A text column; NULL is refused.
+    func text(_ column: String) throws(CollectorError) -> String {
+        guard case .text(let text) = try value(column) else {
+            throw Self.mismatch(column, try value(column), "text")
+        }
+        return text
+    }
+}
+
+extension SQLValue {
+    /// An unsigned number stored as the bit pattern of an `INTEGER`/`BIGINT` (tree sizes, tile indexes); read back
+    /// with ``SQLRow/unsigned(_:)``, a value past 2^63 - 1 is reported as out of range, never trapped on.
+    static func unsigned(_ value: UInt64) -> SQLValue { .integer(Int64(bitPattern: value)) }
+}
