@@ -205,7 +205,7 @@ enum SyncBench {
     ) async throws {
         var configuration = CollectorConfiguration(databasePath: database)
         configuration.port = port
-        let server = try CollectorServer(configuration: configuration)
+        let server = try await CollectorServer(configuration: configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

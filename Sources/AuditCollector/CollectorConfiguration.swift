@@ -12,8 +12,14 @@ public struct CollectorConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// Port to bind; 0 picks a free one.
     public var port = 8080
-    /// The SQLite database.
+    /// The database: a SQLite file, or a `postgres://` URL (``PostgresSettings``) shared by several replicas.
     public var databasePath: String
+    /// A file holding the PostgreSQL password (mode 0600; refused if group or others can read it).
+    public var postgresPasswordFile: String?
+    /// The environment libpq's variables (`PGHOST`, `PGUSER`, `PGPASSWORD`, …) are read from.
+    public var environment: [String: String] = ProcessInfo.processInfo.environment
+    /// Connections to PostgreSQL one replica holds at most.
+    public var postgresConnections = 16
     /// Bearer token required on every request; nil for none (or for ``tokenFile``).
     public var token: String?
     /// A file holding the bearer token (mode 0600 or stricter), read by ``readToken()``; prefer it to ``token``
@@ -58,6 +64,56 @@ public struct CollectorConfiguration: Sendable {
 
     /// The receipt key path in effect.
     public var effectiveKeyPath: String { keyPath ?? CollectorKeyFile.defaultPath(database: databasePath) }
+
+    /// Whether the database is PostgreSQL.
+    public var usesPostgres: Bool { PostgresSettings.isURL(databasePath) }
+
+    /// The PostgreSQL settings of ``databasePath``, completed from ``environment`` and ``postgresPasswordFile``.
+    /// - Throws: ``CollectorError`` for a malformed URL or a refused password file.
+    public func postgresSettings() throws(CollectorError) -> PostgresSettings {
+        do {
+            return try PostgresSettings(
+                url: databasePath,
+                passwordFile: postgresPasswordFile,
+                environment: environment
+            )
+        } catch {
+            throw CollectorError(.invalidConfiguration, error.description)
+        }
+    }
+
+    /// Opens the database: the SQLite file, or a pool of connections to PostgreSQL, and migrates it.
+    /// - Throws: ``CollectorError`` when it cannot be opened or reached, or holds another schema.
+    public func openStore(
+        logger: Logger = Logger(label: "auditd.collector")
+    ) async throws(CollectorError)
+        -> CollectorStore
+    {
+        guard usesPostgres else {
+            return try CollectorStore(path: databasePath, maxIncidentsPerLog: maxIncidentsPerLog)
+        }
+        let settings = try postgresSettings()
+        do {
+            let database = try await PostgresCollectorDatabase(
+                settings: settings,
+                connections: postgresConnections,
+                logger: logger
+            )
+            do {
+                return try await CollectorStore(database: database, maxIncidentsPerLog: maxIncidentsPerLog)
+            } catch {
+                await database.close()
+                throw error
+            }
+        } catch let error as CollectorError {
+            throw error
+        } catch {
+            throw CollectorError(
+                .storage,
+                "cannot open the collector database \(settings): \(PostgresCollectorDatabase.describe(error))"
+            )
+        }
+    }
 
     /// Sets `host` and `port` from `HOST:PORT` (`[::1]:PORT` for IPv6).
     /// - Throws: ``CollectorError`` if the text is not an address with a port.
@@ -143,6 +199,20 @@ public struct CollectorConfiguration: Sendable {
         guard maxIncidentsPerLog >= 1 else {
             throw CollectorError(.invalidConfiguration, "the incidents kept per log must be at least 1")
         }
+        if usesPostgres {
+            _ = try postgresSettings()
+            guard keyPath != nil else {
+                throw CollectorError(
+                    .invalidConfiguration,
+                    "a PostgreSQL database needs --key: every replica signs with the same receipt key file"
+                )
+            }
+            guard (2...1000).contains(postgresConnections) else {
+                throw CollectorError(.invalidConfiguration, "--postgres-connections must be 2 to 1000")
+            }
+        } else if postgresPasswordFile != nil {
+            throw CollectorError(.invalidConfiguration, "--postgres-password-file needs a postgres:// database")
+        }
     }
 
     /// Whether `host` is a loopback address or `localhost`.
@@ -184,7 +254,7 @@ public struct CollectorConfiguration: Sendable {
     public func makeCollector(
         logger: Logger = Logger(label: "auditd.collector"),
         clock: @escaping @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
-    ) throws(CollectorError) -> Collector {
+    ) async throws(CollectorError) -> Collector {
         // The name becomes part of every log's note key name: refused now, not at the first checkpoint.
         guard !name.isEmpty,
             NoteVerifierKey.isValidKeyName(name + "/" + String(repeating: "0", count: 2 * FormatConstants.logIdSize))
@@ -196,7 +266,7 @@ public struct CollectorConfiguration: Sendable {
         }
         let key = try CollectorKeyFile.loadOrCreate(path: effectiveKeyPath)
         let trusted = try loadTrustedKeys()
-        let store = try CollectorStore(path: databasePath, maxIncidentsPerLog: maxIncidentsPerLog)
+        let store = try await openStore(logger: logger)
         return Collector(
             store: store,
             receiptKey: key,

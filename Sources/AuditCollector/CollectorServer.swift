@@ -59,18 +59,19 @@ public struct CollectorServer: Sendable {
     public init(
         configuration: CollectorConfiguration,
         logger: Logger = Logger(label: "auditd.collector")
-    ) throws(CollectorError) {
+    ) async throws(CollectorError) {
         try configuration.validate()
         let token = try configuration.readToken()
         let readAccess = try configuration.readAccess()
+        let tls = try configuration.makeTLS()
         self.init(
-            collector: try configuration.makeCollector(logger: logger),
+            collector: try await configuration.makeCollector(logger: logger),
             host: configuration.host,
             port: configuration.port,
             token: token,
             readAccess: readAccess,
             limits: configuration.limits,
-            tls: try configuration.makeTLS(),
+            tls: tls,
             logger: logger
         )
     }

@@ -15,8 +15,25 @@ struct CollectorCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on, HOST:PORT (port 0 picks a free port).")
     var listen = "127.0.0.1:8080"
 
-    @Option(help: "The collector's SQLite database.")
-    var db: String
+    @Option(
+        help: ArgumentHelp(
+            "The collector's database: a SQLite file, or postgres://USER@HOST[:PORT]/DB[?sslmode=…] shared by "
+                + "several replicas.",
+            discussion: "For PostgreSQL, what the URL leaves out comes from libpq's variables (PGHOST, PGPORT, "
+                + "PGUSER, PGDATABASE, PGSSLMODE, PGSSLROOTCERT, PGPASSWORD); prefer --postgres-password-file to a "
+                + "password in the URL or the environment (docs/COLLECTOR.md)."
+        )
+    )
+    var db: String?
+
+    @Option(help: "The PostgreSQL database, postgres://… (the same as --db with a postgres:// URL).")
+    var postgresUrl: String?
+
+    @Option(help: "File holding the PostgreSQL password (mode 0600; refused if group/others can read it).")
+    var postgresPasswordFile: String?
+
+    @Option(help: "Connections to PostgreSQL this replica holds at most (default 16).")
+    var postgresConnections: Int?
 
     @Option(
         help: ArgumentHelp(
@@ -102,7 +119,26 @@ struct CollectorCommand: AsyncParsableCommand {
     var allowPlainHttp = false
 
     func run() async throws {
-        var settings = CollectorConfiguration(databasePath: db)
+        let database: String
+        switch (db, postgresUrl) {
+        case (let db?, nil): database = db
+        case (nil, let url?):
+            guard PostgresSettings.isURL(url) else {
+                FileHandle.standardError.write(Data("auditd collector: --postgres-url must be postgres://…\n".utf8))
+                throw ExitCode(2)
+            }
+            database = url
+        default:
+            FileHandle.standardError.write(
+                Data(
+                    "auditd collector: give the database with --db (a file or postgres:// URL) or --postgres-url\n".utf8
+                )
+            )
+            throw ExitCode(2)
+        }
+        var settings = CollectorConfiguration(databasePath: database)
+        settings.postgresPasswordFile = postgresPasswordFile
+        if let postgresConnections { settings.postgresConnections = postgresConnections }
         settings.keyPath = key
         settings.trustFiles = trust
         if let name { settings.name = name }
@@ -139,15 +175,21 @@ struct CollectorCommand: AsyncParsableCommand {
                 }
                 settings.witnessTimeout = .milliseconds(Int64((witnessTimeoutSeconds * 1000).rounded()))
             }
-            server = try CollectorServer(configuration: settings, logger: logger)
+            server = try await CollectorServer(configuration: settings, logger: logger)
         } catch {
             FileHandle.standardError.write(Data("auditd collector: \(error.message)\n".utf8))
             throw ExitCode(2)
         }
         let host = settings.host
-        try await server.runUntilSignalled { port in
-            FileHandle.standardError.write(Data("auditd collector: listening on \(host):\(port)\n".utf8))
+        do {
+            try await server.runUntilSignalled { port in
+                FileHandle.standardError.write(Data("auditd collector: listening on \(host):\(port)\n".utf8))
+            }
+        } catch {
+            await server.collector.store.close()
+            throw error
         }
+        await server.collector.store.close()
     }
 
     /// The listener's limits: the defaults, overridden by the flags given.

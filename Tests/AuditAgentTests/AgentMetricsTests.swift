@@ -101,7 +101,10 @@ import Testing
         var collectorSettings = CollectorConfiguration(databasePath: dir.file("collector.sqlite"))
         collectorSettings.port = 0
         collectorSettings.token = "agent-test-token"
-        let server = try CollectorServer(configuration: collectorSettings, logger: Logger(label: "collector-test"))
+        let server = try await CollectorServer(
+            configuration: collectorSettings,
+            logger: Logger(label: "collector-test")
+        )
         let port = AsyncStream<Int>.makeStream()
         let collector = Task { try await server.run { port.continuation.yield($0) } }
         defer { collector.cancel() }

@@ -72,7 +72,7 @@ import TestKit
 
         configuration.token = nil
         configuration.port = 0
-        let server = try CollectorServer(configuration: configuration)
+        let server = try await CollectorServer(configuration: configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

@@ -21,7 +21,7 @@ struct CollectorSlowConnectionTests {
         var configuration = CollectorConfiguration(databasePath: directory.database)
         configuration.port = 0
         configuration.limits = limits
-        let server = try CollectorServer(configuration: configuration)
+        let server = try await CollectorServer(configuration: configuration)
         return try await serveGracefully(server) { port in try await body(port, server) }
     }
 

@@ -40,7 +40,7 @@ import Glibc
 
     /// Serves a collector with these settings during `body`.
     static func serve(_ configuration: CollectorConfiguration, _ body: (Int) async throws -> Void) async throws {
-        try await serveGracefully(try CollectorServer(configuration: configuration), body)
+        try await serveGracefully(try await CollectorServer(configuration: configuration), body)
     }
 
     static func tokenFile(_ directory: CollectorTempDir, _ token: String, mode: mode_t = 0o600) throws -> String {
@@ -131,21 +131,21 @@ import Glibc
     }
 
     @Test("public reads with a read token are refused at start, before the database is created; so are unsafe files")
-    func conflictingOrUnsafeSettingsAreRefused() throws {
+    func conflictingOrUnsafeSettingsAreRefused() async throws {
         let directory = CollectorTempDir()
         let file = try Self.tokenFile(directory, "reader")
         var both = CollectorConfiguration(databasePath: directory.database)
         both.publicRead = true
         both.readTokenFile = file
-        #expect {
-            try CollectorServer(configuration: both)
+        await #expect {
+            try await CollectorServer(configuration: both)
         } throws: { error in
             (error as? CollectorError)?.code == .invalidConfiguration && "\(error)".contains("--public-read")
                 && "\(error)".contains("--read-token-file")
         }
         both.readTokenFile = nil
         both.readAccessToken = "reader"
-        #expect(throws: CollectorError.self) { try CollectorServer(configuration: both) }
+        await #expect(throws: CollectorError.self) { try await CollectorServer(configuration: both) }
         #expect(!FileManager.default.fileExists(atPath: directory.database))
 
         var twice = CollectorConfiguration(databasePath: directory.database)

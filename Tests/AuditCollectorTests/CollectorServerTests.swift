@@ -99,25 +99,25 @@ import TestKit
     }
 
     @Test(arguments: ["", "two words", "a+b", "tab\there"])
-    func aNameNoCheckpointOriginCanHoldIsRefusedAtStart(name: String) {
+    func aNameNoCheckpointOriginCanHoldIsRefusedAtStart(name: String) async {
         let directory = CollectorTempDir()
         var configuration = CollectorConfiguration(databasePath: directory.database)
         configuration.name = name
-        let error = #expect(throws: CollectorError.self) { try configuration.makeCollector() }
+        let error = await #expect(throws: CollectorError.self) { try await configuration.makeCollector() }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.message.contains("checkpoint origin") == true)
         // Nothing was created: the refusal comes before the key file and the database.
         #expect(!FileManager.default.fileExists(atPath: configuration.effectiveKeyPath))
     }
 
-    @Test func keyFileReadableByOthersIsRefused() throws {
+    @Test func keyFileReadableByOthersIsRefused() async throws {
         let directory = CollectorTempDir()
         let path = directory.path + "/receipt.key"
         #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 7, count: 32)))
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
         var configuration = CollectorConfiguration(databasePath: directory.database)
         configuration.keyPath = path
-        let error = #expect(throws: CollectorError.self) { try configuration.makeCollector() }
+        let error = await #expect(throws: CollectorError.self) { try await configuration.makeCollector() }
         #expect(error?.code == .unsafeKeyPermissions)
         #expect(error?.message.contains("chmod 600") == true)
 

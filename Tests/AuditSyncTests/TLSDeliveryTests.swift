@@ -27,7 +27,7 @@ struct TLSDeliveryTests {
         configuration.tlsCertificateFile = certificate.certificate
         configuration.tlsKeyFile = certificate.key
         configuration.clientCAFile = clientCA
-        let server = try CollectorServer(configuration: configuration)
+        let server = try await CollectorServer(configuration: configuration)
         try await serveGracefully(server) { port in
             let state = StateDirectory(path: directory.path + "/agent")
             try state.create()

@@ -239,7 +239,7 @@ package func withCollector<T: Sendable>(
     configuration.port = 0
     configuration.token = token
     configuration.trustFiles = trust
-    let server = try CollectorServer(configuration: configuration)
+    let server = try await CollectorServer(configuration: configuration)
     return try await serveGracefully(server) { port in
         try await body(CollectorClient(port: port, token: token), server.collector)
     }
