@@ -63,17 +63,12 @@ struct PostgresFixtureTests {
         let directory = try #require(settings.socketDirectory, "AUDIT_TEST_POSTGRES_SOCKET is not set")
         #expect(FileManager.default.fileExists(atPath: try #require(settings.unixSocketPath)))
 
-        var url = URLComponents()
-        url.scheme = "postgres"
-        url.path = "/" + settings.database
-        url.queryItems = [
-            URLQueryItem(name: "host", value: directory),
-            URLQueryItem(name: "port", value: String(settings.port)),
-            URLQueryItem(name: "user", value: settings.username),
-        ]
+        // libpq's form for a socket: no host in the authority, the socket's directory as the `host` parameter.
+        let host = try #require(directory.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        let url = "postgres:///\(settings.database)?host=\(host)&port=\(settings.port)&user=\(settings.username)"
         let output = try PostgresFixture.execute(
             "SELECT current_user, inet_server_addr() IS NULL",
-            url: try #require(url.string)
+            url: url
         )
         #expect(output == "\(settings.username)|t")
     }

@@ -26,7 +26,9 @@ package enum PostgresFixture {
 
     /// Whether the PostgreSQL tests should run: a server is configured, or we are under CI, where they run and fail
     /// without one.
-    package static var isAvailable: Bool { environment[urlVariable].map { !$0.isEmpty } ?? false || isCI }
+    package static var isAvailable: Bool {
+        !(environment[urlVariable] ?? "").isEmpty || isCI
+    }
 
     /// Whether the environment variable `CI` is set (to anything but `false` or `0`).
     package static var isCI: Bool {
