@@ -18,8 +18,10 @@ import TestKit
         SignedCheckpoint(head: chain.head(at: seq), signingKey: key ?? chain.signingKey)
     }
 
-    @Test func aValidCheckpointIsKeptAndOnlyAHigherOneReplacesIt() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func aValidCheckpointIsKeptAndOnlyAHigherOneReplacesIt(
+        engine: CollectorEngine
+    ) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(9)
         try await withCollector(directory) { client, collector in
@@ -45,8 +47,9 @@ import TestKit
         }
     }
 
-    @Test func foreignForgedOrMisplacedCheckpointsAreNotKeptAndTheEntriesStillCount() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest)
+    func foreignForgedOrMisplacedCheckpointsAreNotKeptAndTheEntriesStillCount(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(8)
         let other = CollectorChain()
@@ -74,8 +77,10 @@ import TestKit
         }
     }
 
-    @Test func aSignedCheckpointNamingAnotherEntryIsRecordedAsAConflict() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func aSignedCheckpointNamingAnotherEntryIsRecordedAsAConflict(
+        engine: CollectorEngine
+    ) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(5)
         try await withCollector(directory) { client, collector in

@@ -6,8 +6,10 @@ import TestKit
 
 /// Gaps and accounted removals: the head never passes a gap no removal record bridges.
 @Suite struct CollectorGapTests {
-    @Test func gapHoldsTheHeadUntilALaterRemovalRecordBridgesIt() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func gapHoldsTheHeadUntilALaterRemovalRecordBridgesIt(
+        engine: CollectorEngine
+    ) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(5)  // 1...5
         chain.appendRemoval(first: 3, last: 4)  // 6: entries 3 and 4 left delivery
@@ -33,8 +35,10 @@ import TestKit
         }
     }
 
-    @Test func removalThatDoesNotCoverTheGapLeavesTheHead() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func removalThatDoesNotCoverTheGapLeavesTheHead(
+        engine: CollectorEngine
+    ) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(5)  // 1...5
         chain.appendRemoval(first: 4, last: 4)  // 6: only entry 4 is accounted for

@@ -7,9 +7,12 @@ import TestKit
 
 /// The collector's ingest rules, over real HTTP on loopback.
 @Suite struct CollectorIngestTests {
-    @Test("a version 1 batch (an agent from before the tree) gets version 1's JSON receipt for the head")
-    func acceptsChainFromGenesisAndSignsTheHead() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "a version 1 batch (an agent from before the tree) gets version 1's JSON receipt for the head",
+        arguments: CollectorEngine.underTest
+    )
+    func acceptsChainFromGenesisAndSignsTheHead(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(9)
         try await withCollector(directory) { client, collector in
@@ -48,8 +51,10 @@ import TestKit
         }
     }
 
-    @Test func sameBatchTwiceIsAllDuplicateAndStoredOnce() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func sameBatchTwiceIsAllDuplicateAndStoredOnce(
+        engine: CollectorEngine
+    ) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(4)
         try await withCollector(directory) { client, collector in
@@ -67,8 +72,8 @@ import TestKit
         }
     }
 
-    @Test func forkIsRefusedAndReported() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func forkIsRefusedAndReported(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(3)
         let fork = chain.offChain(after: chain.head(at: 1))
@@ -88,8 +93,10 @@ import TestKit
         }
     }
 
-    @Test func badSignatureAndWrongKeyAreRejected422() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func badSignatureAndWrongKeyAreRejected422(
+        engine: CollectorEngine
+    ) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(3)
         var flipped = chain.entries[1].serialized
@@ -121,8 +128,10 @@ import TestKit
         }
     }
 
-    @Test func entryThatDoesNotLinkIsAChainBreak() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func entryThatDoesNotLinkIsAChainBreak(
+        engine: CollectorEngine
+    ) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(3)
         let spliced = chain.offChain(
@@ -146,8 +155,10 @@ import TestKit
         }
     }
 
-    @Test func unknownKeyIsRetryable503UntilTheRotationArrives() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func unknownKeyIsRetryable503UntilTheRotationArrives(
+        engine: CollectorEngine
+    ) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(2)
         chain.rotate()
@@ -168,8 +179,10 @@ import TestKit
         }
     }
 
-    @Test func keyRotationInOneBatchAndRetiredKeyRefused() async throws {
-        let directory = CollectorTempDir()
+    @Test(arguments: CollectorEngine.underTest) func keyRotationInOneBatchAndRetiredKeyRefused(
+        engine: CollectorEngine
+    ) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         let firstKey = chain.signingKey
         chain.appendEvents(1)

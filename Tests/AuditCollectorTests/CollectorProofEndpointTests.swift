@@ -16,9 +16,12 @@ import TransparencyLog
         return chain
     }
 
-    @Test("each leaf's proof verifies against the signed checkpoint it carries; the answer is canonical JSON")
-    func inclusionProofsVerify() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "each leaf's proof verifies against the signed checkpoint it carries; the answer is canonical JSON",
+        arguments: CollectorEngine.underTest
+    )
+    func inclusionProofsVerify(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         let chain = Self.chain()
         try await withCollector(directory) { client, _ in
             _ = try #require(try await client.post(chain.batch([0, 1, 2] + Array(5...12) + Array(14...20))).response)
@@ -50,9 +53,12 @@ import TransparencyLog
         }
     }
 
-    @Test("404 says which: unknown log, entry not held, not in the tree yet, not a leaf")
-    func missingLeavesGet404WithTheirReason() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "404 says which: unknown log, entry not held, not in the tree yet, not a leaf",
+        arguments: CollectorEngine.underTest
+    )
+    func missingLeavesGet404WithTheirReason(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         let chain = Self.chain()
         try await withCollector(directory) { client, _ in
             _ = try #require(try await client.post(chain.batch([0, 1, 2] + Array(5...12) + Array(14...20))).response)
@@ -77,9 +83,9 @@ import TransparencyLog
         }
     }
 
-    @Test("a missing, repeated or malformed seq or log id gets 400")
-    func malformedQueriesGet400() async throws {
-        let directory = CollectorTempDir()
+    @Test("a missing, repeated or malformed seq or log id gets 400", arguments: CollectorEngine.underTest)
+    func malformedQueriesGet400(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         let chain = Self.chain()
         try await withCollector(directory) { client, _ in
             _ = try #require(try await client.post(chain.batch([0, 1])).response)
@@ -100,9 +106,12 @@ import TransparencyLog
         }
     }
 
-    @Test("consistency proofs between checkpoints fetched before and after a batch verify")
-    func consistencyBetweenCheckpoints() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "consistency proofs between checkpoints fetched before and after a batch verify",
+        arguments: CollectorEngine.underTest
+    )
+    func consistencyBetweenCheckpoints(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(40)
         try await withCollector(directory) { client, _ in

@@ -11,9 +11,12 @@ import TransparencyLog
 @Suite struct CollectorTilesTests {
     static func path(_ text: String) throws -> TilePath { try TilePath(parsing: text) }
 
-    @Test("tiles fetched over HTTP give the checkpoint's root, and the entry bundles hold exactly the leaves")
-    func tilesRebuildTheCheckpointRoot() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "tiles fetched over HTTP give the checkpoint's root, and the entry bundles hold exactly the leaves",
+        arguments: CollectorEngine.underTest
+    )
+    func tilesRebuildTheCheckpointRoot(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(599)  // 0 ... 599
         try await withCollector(directory) { client, _ in
@@ -31,9 +34,12 @@ import TransparencyLog
         }
     }
 
-    @Test("a partial tile asked for after the tree grew is cut from the grown tile; beyond the tree is 404")
-    func partialTilesAfterGrowth() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "a partial tile asked for after the tree grew is cut from the grown tile; beyond the tree is 404",
+        arguments: CollectorEngine.underTest
+    )
+    func partialTilesAfterGrowth(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(599)
         try await withCollector(directory) { client, _ in
@@ -112,9 +118,9 @@ import TransparencyLog
         }
     }
 
-    @Test("malformed tile paths and log ids get 400 with a JSON error")
-    func malformedPathsGet400() async throws {
-        let directory = CollectorTempDir()
+    @Test("malformed tile paths and log ids get 400 with a JSON error", arguments: CollectorEngine.underTest)
+    func malformedPathsGet400(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(3)
         try await withCollector(directory) { client, _ in
@@ -141,9 +147,12 @@ import TransparencyLog
         }
     }
 
-    @Test("a bundle holding an entry longer than 65 535 bytes is refused with 501 naming it; the proof serves it")
-    func oversizedEntryBundleIsRefused() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "a bundle holding an entry longer than 65 535 bytes is refused with 501 naming it; the proof serves it",
+        arguments: CollectorEngine.underTest
+    )
+    func oversizedEntryBundleIsRefused(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(2)  // 1, 2
         var big = CollectorChain.event(3)

@@ -16,9 +16,12 @@ import TransparencyLog
         MerkleTree(leaves: entries.map(\.serialized))
     }
 
-    @Test("the tree holds the entries the head covers, in order; every proof verifies against its root")
-    func growsWithTheHead() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "the tree holds the entries the head covers, in order; every proof verifies against its root",
+        arguments: CollectorEngine.underTest
+    )
+    func growsWithTheHead(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(9)  // 1...9
         try await withCollector(directory) { client, collector in
@@ -69,9 +72,12 @@ import TransparencyLog
         }
     }
 
-    @Test("entries the device accounted as removed are not leaves; the tree passes the bridged gap")
-    func removedEntriesAreNotLeaves() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "entries the device accounted as removed are not leaves; the tree passes the bridged gap",
+        arguments: CollectorEngine.underTest
+    )
+    func removedEntriesAreNotLeaves(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(5)  // 1...5
         chain.appendRemoval(first: 3, last: 4)  // 6
@@ -110,9 +116,12 @@ import TransparencyLog
 
 /// `GET /v1/logs/{logId}/checkpoint`: the log's tree head as a C2SP checkpoint signed by the collector's key.
 @Suite struct CollectorCheckpointNoteTests {
-    @Test("the checkpoint note verifies with the collector's key under the log's origin, and grows consistently")
-    func signedAndConsistent() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "the checkpoint note verifies with the collector's key under the log's origin, and grows consistently",
+        arguments: CollectorEngine.underTest
+    )
+    func signedAndConsistent(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(6)
         let path = "/v1/logs/\(Hex.encode(chain.logId))/checkpoint"
@@ -199,9 +208,12 @@ import TransparencyLog
         return checkpoint
     }
 
-    @Test("each answer's checkpoint verifies, proves the head's entry, and extends the size the batch stated")
-    func receiptsProveAndExtend() async throws {
-        let directory = CollectorTempDir()
+    @Test(
+        "each answer's checkpoint verifies, proves the head's entry, and extends the size the batch stated",
+        arguments: CollectorEngine.underTest
+    )
+    func receiptsProveAndExtend(engine: CollectorEngine) async throws {
+        let directory = try CollectorTempDir(engine: engine)
         var chain = CollectorChain()
         chain.appendEvents(9)  // 1...9
         chain.appendRemoval(first: 8, last: 9)  // 10: accounts for 8 and 9, never delivered

@@ -119,13 +119,57 @@ package final class CollectorTempDir: Sendable {
     private let directory: TemporaryDirectory
     /// The directory.
     package var path: String { directory.path }
+    /// The engine of the collector's database.
+    package let engine: CollectorEngine
+    /// The PostgreSQL database of its own, dropped with the directory.
+    package let postgres: PostgresDatabaseFixture?
 
-    package init() {
-        directory = try! TemporaryDirectory(prefix: "collector")
+    /// A directory with a SQLite database.
+    package convenience init() {
+        try! self.init(engine: .sqlite)
     }
 
-    /// The collector's database in it.
-    package var database: String { path + "/collector.db" }
+    /// A directory, and with `.postgres` a fresh database on the suite's PostgreSQL server.
+    /// - Throws: ``PostgresFixture/Failure`` when the PostgreSQL database cannot be made (no server).
+    package init(engine: CollectorEngine) throws {
+        directory = try TemporaryDirectory(prefix: "collector")
+        self.engine = engine
+        postgres = engine == .postgres ? try PostgresFixture.makeDatabase() : nil
+    }
+
+    deinit {
+        try? postgres?.drop()
+    }
+
+    /// The collector's database: a file in it, or the URL of its PostgreSQL database.
+    package var database: String { postgres?.url ?? path + "/collector.db" }
+
+    /// The receipt key file (next to the database, for both engines).
+    package var keyPath: String { path + "/collector.db.collector.key" }
+
+    /// A collector configuration on this database and key.
+    package func configuration() -> CollectorConfiguration {
+        var configuration = CollectorConfiguration(databasePath: database)
+        configuration.keyPath = keyPath
+        return configuration
+    }
+
+    /// Opens the store directly (no server).
+    package func openStore() async throws -> CollectorStore {
+        try await configuration().openStore()
+    }
+}
+
+/// The collector's database engines, for suites that run against both (docs/COLLECTOR.md section 2).
+package enum CollectorEngine: String, Sendable, CaseIterable, CustomStringConvertible {
+    case sqlite
+    case postgres
+
+    /// The engines to test: both when the suite's PostgreSQL is there (always under CI, where a missing server
+    /// fails the PostgreSQL cases), else SQLite alone.
+    package static var underTest: [CollectorEngine] { PostgresFixture.isAvailable ? allCases : [.sqlite] }
+
+    package var description: String { rawValue }
 }
 
 /// An HTTP response as the tests look at it.
@@ -231,7 +275,7 @@ package func withCollector<T: Sendable>(
     witnesses: [WitnessEndpoint] = [],
     _ body: (CollectorClient, Collector) async throws -> T
 ) async throws -> T {
-    var configuration = CollectorConfiguration(databasePath: directory.database)
+    var configuration = directory.configuration()
     configuration.witnesses = witnesses
     // Generous: the witnesses answer on the test process's concurrency pool, which the suite's other tests keep
     // busy; a witness that is down refuses the connection at once whatever the timeout.
