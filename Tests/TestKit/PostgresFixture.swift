@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The PostgreSQL server of the test suite: the private one `scripts/pg-test-server` starts for `scripts/test`, or
 /// any server named by `AUDIT_TEST_POSTGRES_URL` whose user may create databases.
