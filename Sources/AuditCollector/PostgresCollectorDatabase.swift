@@ -33,11 +33,23 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
     /// The lock `exclusive` bodies take, in the single-`bigint` advisory key space ("auditmig").
     static let migrationLock: Int64 = 0x6175_6469_746D_6967
 
-    /// Opens a pool of at most `connections` connections and checks that the server answers.
+    /// Checks with one connection that the server answers (so that a wrong address, password or certificate is
+    /// reported at once, with the driver's reason), then opens a pool of at most `connections` connections.
     /// - Throws: ``CollectorError`` (``CollectorError/Code/storage``) when it cannot connect.
     public init(settings: PostgresSettings, connections: Int = 16, logger: Logger) async throws {
         self.settings = settings
         self.logger = logger
+        let tls = try Self.tls(settings)
+        do {
+            let probe = try await PostgresConnection.connect(
+                configuration: try Self.connectionConfiguration(settings, tls: tls),
+                id: 0,
+                logger: logger
+            )
+            try await probe.close()
+        } catch {
+            throw CollectorError(.storage, "cannot reach the collector database \(settings): \(Self.describe(error))")
+        }
         var configuration: PostgresClient.Configuration
         if settings.isUnixSocket {
             configuration = PostgresClient.Configuration(
@@ -53,7 +65,7 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
                 username: settings.user,
                 password: settings.password,
                 database: settings.database,
-                tls: try Self.tls(settings)
+                tls: tls.client
             )
         }
         configuration.options.maximumConnections = max(2, connections)
@@ -63,33 +75,59 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
         runner = Task { await client.run() }
         threads = NIOThreadPool(numberOfThreads: max(2, connections))
         threads.start()
-        do {
-            _ = try await read { session in try session.rows("SELECT 1", []) }
-        } catch {
-            await close()
-            throw CollectorError(.storage, "cannot reach the collector database \(settings): \(Self.describe(error))")
-        }
     }
 
-    static func tls(_ settings: PostgresSettings) throws -> PostgresClient.Configuration.TLS {
+    /// The single connection's configuration, with a connect timeout of 10 s.
+    static func connectionConfiguration(
+        _ settings: PostgresSettings,
+        tls: (client: PostgresClient.Configuration.TLS, connection: PostgresConnection.Configuration.TLS)
+    ) throws -> PostgresConnection.Configuration {
+        var configuration =
+            settings.isUnixSocket
+            ? PostgresConnection.Configuration(
+                unixSocketPath: settings.socketPath,
+                username: settings.user,
+                password: settings.password,
+                database: settings.database
+            )
+            : PostgresConnection.Configuration(
+                host: settings.host,
+                port: settings.port,
+                username: settings.user,
+                password: settings.password,
+                database: settings.database,
+                tls: tls.connection
+            )
+        configuration.options.connectTimeout = .seconds(10)
+        return configuration
+    }
+
+    /// libpq's `sslmode` as PostgresNIO's TLS settings, for the pool and for one connection.
+    static func tls(
+        _ settings: PostgresSettings
+    ) throws -> (client: PostgresClient.Configuration.TLS, connection: PostgresConnection.Configuration.TLS) {
         var configuration = TLSConfiguration.makeClientConfiguration()
         if let root = settings.rootCertificate { configuration.trustRoots = .file(root) }
         switch settings.tlsMode {
         case .disable:
-            return .disable
+            return (.disable, .disable)
         case .prefer:
             configuration.certificateVerification = .none
-            return .prefer(configuration)
         case .require:
             configuration.certificateVerification = settings.rootCertificate == nil ? .none : .noHostnameVerification
-            return .require(configuration)
         case .verifyCA:
             configuration.certificateVerification = .noHostnameVerification
-            return .require(configuration)
         case .verifyFull:
             configuration.certificateVerification = .fullVerification
-            return .require(configuration)
         }
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw CollectorError(.invalidConfiguration, "the TLS settings of \(settings) are unusable: \(error)")
+        }
+        if settings.tlsMode == .prefer { return (.prefer(configuration), .prefer(context)) }
+        return (.require(configuration), .require(context))
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T {
