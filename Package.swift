@@ -173,6 +173,7 @@ let package = Package(
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditAgent", "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/bench"
         ),

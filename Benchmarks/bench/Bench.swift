@@ -70,6 +70,9 @@ struct Bench {
             case .recovery:
                 Summary.heading("Recovery: a burst of whole-request 400s, then the collector returns (real run loop)")
                 try await RecoveryBench.run(options: options, directory: directory, summary: summary)
+            case .fleet:
+                Summary.heading("Fleet: collector ingest over HTTP on SQLite and PostgreSQL, one and two replicas")
+                try await FleetBench.run(options: options, rates: rates, directory: directory, summary: summary)
             case .transparency:
                 Summary.heading("Transparency: the collector's Merkle tree (MerkleNodes), 1 M leaves")
                 try TransparencyBench.run(options: options, rates: rates, summary: summary)

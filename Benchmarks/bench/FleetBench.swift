@@ -1,0 +1,200 @@
+import AuditChain
+import AuditCollector
+import AuditSync
+import AuditWire
+import Crypto
+import Foundation
+import Logging
+
+/// The collector as a fleet service (docs/COLLECTOR.md section 7): many device logs delivered at once over HTTP to
+/// the collector on SQLite, on PostgreSQL with one replica, and on PostgreSQL with two replicas (two servers on one
+/// database, each log's batches going to both in turn), each rate a ratio to Ed25519 verify × cores measured in the
+/// same run. Every entry's signature is verified on ingest: verification bounds the rate unless storage does.
+///
+/// PostgreSQL comes from `AUDIT_BENCH_POSTGRES_URL` (a database the bench may empty), else from the suite's
+/// `AUDIT_TEST_POSTGRES_URL` (`eval "$(scripts/pg-test-server start)"`); without either, only SQLite is measured.
+enum FleetBench {
+    static let tables = [
+        "entries", "keys", "removals", "incidents", "incidentsNotKept", "heads", "batches", "metadata", "trees",
+        "tree_tiles", "checkpoints", "tree_bundles", "tree_nonleaves", "witness_sizes", "schema_migrations",
+    ]
+
+    static func run(
+        options: BenchOptions,
+        rates: PrimitiveRates,
+        directory: BenchDirectory,
+        summary: Summary
+    )
+        async throws
+    {
+        let logs = options.quick ? 8 : 16
+        let perLog = options.quick ? 2_000 : 5_000
+        let batchSize = 500
+        let folder = try directory.subdirectory("fleet")
+        let started = ContinuousClock.now
+        let chains = try await withThrowingTaskGroup(of: (Int, [SealedEntry], [UInt8]).self) { group in
+            for index in 0..<logs {
+                group.addTask {
+                    let chain = try Self.chain(count: perLog)
+                    return (index, chain.entries, chain.logId)
+                }
+            }
+            var chains: [(entries: [SealedEntry], logId: [UInt8])] = Array(repeating: ([], []), count: logs)
+            for try await (index, entries, logId) in group { chains[index] = (entries, logId) }
+            return chains
+        }
+        Summary.say(
+            "  \(logs) device logs of \(Timing.grouped(Double(perLog))) entries sealed in "
+                + "\(Timing.duration(Timing.seconds(ContinuousClock.now - started))); batches of \(batchSize), one "
+                + "client per log, all at once"
+        )
+        let reference = rates.verifyTimesCores
+        let key = folder + "/collector.key"
+        var configurations: [(name: String, database: String, replicas: Int)] = [
+            ("SQLite, one process", folder + "/collector.sqlite", 1)
+        ]
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment["AUDIT_BENCH_POSTGRES_URL"] ?? environment["AUDIT_TEST_POSTGRES_URL"] {
+            configurations.append(("PostgreSQL, one replica", url, 1))
+            configurations.append(("PostgreSQL, two replicas", url, 2))
+        } else {
+            Summary.say(
+                "  no PostgreSQL: set AUDIT_BENCH_POSTGRES_URL, or run `eval \"$(scripts/pg-test-server start)\"` "
+                    + "first; measuring SQLite alone"
+            )
+        }
+        for configuration in configurations {
+            if PostgresSettings.isURL(configuration.database) { try await empty(configuration.database) }
+            let rate = try await ingest(
+                chains,
+                database: configuration.database,
+                replicas: configuration.replicas,
+                key: key,
+                batchSize: batchSize
+            )
+            Summary.say(
+                "  \(configuration.name): \(Timing.grouped(rate)) entries/s, \(String(format: "%.2f", rate / reference))"
+                    + " of verify × \(rates.cores) cores"
+            )
+            summary.add(
+                Figure(
+                    name: "collector ingest over HTTP, \(logs) logs at once: \(configuration.name)",
+                    value: rate,
+                    unit: .rate,
+                    reference: reference,
+                    referenceName: "Ed25519 verify × \(rates.cores) cores",
+                    target: configuration.replicas == 2 ? .ratioAtLeast(0.5) : nil
+                )
+            )
+        }
+    }
+
+    /// A chain of a genesis and `count` events, sealed in memory.
+    static func chain(count: Int) throws -> (entries: [SealedEntry], logId: [UInt8]) {
+        let logId = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        var time = AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000)
+        let (initial, genesis) = ChainSealer.genesis(
+            logId: logId,
+            deviceId: "bench-device",
+            signingKey: .generate(),
+            dataKey: .generate(),
+            time: time
+        )
+        var sealer = initial
+        var entries = [genesis]
+        entries.reserveCapacity(count + 1)
+        for index in 0..<count {
+            time = AuditTimestamp(millisecondsSinceEpoch: time.millisecondsSinceEpoch + 1000)
+            let event = AuditEvent(
+                type: "BIOMETRIC_AUTH_SUCCESS",
+                occurredAt: time,
+                userId: "user-\(index % 50)",
+                deviceId: "bench-device",
+                attributes: ["unlockDurationMs": .integer(Int64(100 + index % 900))],
+                idempotencyKey: "bench-\(index)"
+            )
+            entries.append(try sealer.seal(event, time: time, nonce: (0..<12).map { _ in UInt8.random(in: 0...255) }))
+        }
+        return (entries, logId)
+    }
+
+    /// Drops the collector's tables, so that the run starts from an empty database.
+    static func empty(_ url: String) async throws {
+        let database = try await PostgresCollectorDatabase(
+            settings: try PostgresSettings(url: url, environment: ProcessInfo.processInfo.environment),
+            connections: 2,
+            logger: Logger(label: "bench")
+        )
+        _ = try await database.exclusive { session in
+            try session.execute("DROP TABLE IF EXISTS \(tables.joined(separator: ", ")) CASCADE", [])
+        }
+        await database.close()
+    }
+
+    /// Entries per second: every log's batches posted by its own client, all logs at once, to `replicas` servers
+    /// on `database` (log `i`'s batches to the replicas in turn, starting with replica `i % replicas`).
+    static func ingest(
+        _ chains: [(entries: [SealedEntry], logId: [UInt8])],
+        database: String,
+        replicas: Int,
+        key: String,
+        batchSize: Int
+    ) async throws -> Double {
+        var servers: [CollectorServer] = []
+        for _ in 0..<replicas {
+            var configuration = CollectorConfiguration(databasePath: database)
+            configuration.keyPath = key
+            configuration.port = 0
+            servers.append(try await CollectorServer(configuration: configuration))
+        }
+        let total = chains.reduce(0) { $0 + $1.entries.count }
+        var seconds = 0.0
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var ports: [Int] = []
+            for server in servers {
+                let (stream, continuation) = AsyncStream<Int>.makeStream()
+                group.addTask {
+                    defer { continuation.finish() }
+                    try await server.run { port in continuation.yield(port) }
+                }
+                guard let port = await stream.first(where: { _ in true }) else {
+                    throw BenchError("a collector did not start")
+                }
+                ports.append(port)
+            }
+            let transports = ports.map { port in
+                HTTPSyncTransport(backend: URL(string: "http://127.0.0.1:\(port)")!, token: nil, timeout: .seconds(300))
+            }
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { clients in
+                for (index, chain) in chains.enumerated() {
+                    clients.addTask {
+                        var treeSize: UInt64?
+                        for (number, from) in stride(from: 0, to: chain.entries.count, by: batchSize).enumerated() {
+                            let chosen = chain.entries[from..<min(from + batchSize, chain.entries.count)]
+                            let batch = SyncBatch(
+                                logId: chain.logId,
+                                batchId: SyncWire.batchKey(logId: chain.logId, entries: chosen.map(\.serialized)),
+                                entries: chosen.map { SyncEntry(seq: $0.header.seq, bytes: $0.serialized) },
+                                checkpoint: nil,
+                                treeSize: treeSize
+                            )
+                            let outcome = await transports[(index + number) % transports.count].send(batch)
+                            guard case .response(200, _, let body) = outcome,
+                                let response = try? SyncResponse(json: try JSONValue(parsing: body)),
+                                response.results.allSatisfy({ $0.status == .accepted }),
+                                let receipt = response.treeReceipt
+                            else { throw BenchError("log \(index) batch \(number) was not accepted: \(outcome)") }
+                            treeSize = receipt.leafIndex + 1
+                        }
+                    }
+                }
+                try await clients.waitForAll()
+            }
+            seconds = Timing.seconds(ContinuousClock.now - start)
+            group.cancelAll()
+        }
+        for server in servers { await server.collector.store.close() }
+        return Double(total) / seconds
+    }
+}
