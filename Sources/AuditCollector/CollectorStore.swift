@@ -179,3 +179,12 @@ public final class CollectorStore: Sendable {
         }
     }
 }
+
+extension CollectorStore {
+    /// Answers when the database answers a trivial read (`SELECT 1`): the readiness check of `GET /readyz`.
+    /// - Throws: the database's error when it cannot be read (closed, unreadable, no reader free); a
+    ///   `CancellationError` when the calling task is cancelled first.
+    public func ping() async throws {
+        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+}

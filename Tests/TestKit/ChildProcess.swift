@@ -26,14 +26,13 @@ package enum ChildProcess {
 
     /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34), which Swift's Glibc module does not declare: the
     /// child gets only its three standard descriptors.
-    private static let addCloseFrom:
-        (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
-            dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
-                unsafeBitCast(
-                    $0,
-                    to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self
-                )
-            }
+    static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+            unsafeBitCast(
+                $0,
+                to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self
+            )
+        }
 
     /// Runs `path` with `arguments` and exactly `environment`, feeds it `stdin`, and collects its output; sends
     /// SIGTERM after `timeout` seconds.

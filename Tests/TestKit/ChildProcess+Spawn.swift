@@ -1,0 +1,78 @@
+package import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ChildProcess {
+    /// A child left running (a daemon under test), its standard output and error going to one file.
+    package final class Running: Sendable {
+        /// Its process id.
+        package let pid: pid_t
+        /// The file its output goes to.
+        package let outputPath: String
+
+        init(pid: pid_t, outputPath: String) {
+            self.pid = pid
+            self.outputPath = outputPath
+        }
+
+        /// What it wrote so far.
+        package var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+        /// Sends `signal` to it.
+        package func send(_ signal: Int32) { kill(pid, signal) }
+
+        /// Waits for it to end, polling; sends SIGKILL after `timeout` (then `status` is 9, `signaled` true).
+        package func wait(timeout: Duration) async -> Result {
+            let deadline = ContinuousClock.now + timeout
+            var status: Int32 = 0
+            while true {
+                let ended = waitpid(pid, &status, WNOHANG)
+                if ended == pid { break }
+                if ended == -1, errno != EINTR { break }
+                if ContinuousClock.now >= deadline {
+                    kill(pid, SIGKILL)
+                    while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            let signal = status & 0x7f
+            return Result(
+                status: signal == 0 ? (status >> 8) & 0xff : signal,
+                signaled: signal != 0,
+                stdout: Data(output.utf8),
+                stderr: Data()
+            )
+        }
+    }
+
+    /// Starts `path` with `arguments` and exactly `environment`, standard input from /dev/null, standard output and
+    /// error appended to `outputPath` (created 0600), and leaves it running. The caller ends it
+    /// (``Running/send(_:)``, ``Running/wait(timeout:)``).
+    /// - Throws: ``Failure`` if it cannot be started.
+    package static func start(
+        _ path: String,
+        _ arguments: [String],
+        environment: [String: String],
+        outputPath: String
+    ) throws -> Running {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let addCloseFrom { _ = addCloseFrom(&actions, 3) }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv + envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw Failure(description: "posix_spawn \(path): errno \(spawned)") }
+        return Running(pid: pid, outputPath: outputPath)
+    }
+}
