@@ -29,7 +29,7 @@ extension CollectorServer {
             server: GuardedHTTPServer.http1(table: metricsConnections, logger: logger),
             configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
-            logger: logger
+            logger: serverLogger
         )
     }
 

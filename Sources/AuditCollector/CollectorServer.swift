@@ -114,8 +114,16 @@ public struct CollectorServer: Sendable {
                 ?? GuardedHTTPServer.http1(table: connections, logger: logger),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
-            logger: logger
+            logger: serverLogger
         )
+    }
+
+    /// The logger given to Hummingbird: at the default level (info) its own "Server started and listening on" lines
+    /// are left out, so that the collector's "listening on HOST:PORT" names the API listener alone.
+    var serverLogger: Logger {
+        var quieter = logger
+        if quieter.logLevel == .info { quieter.logLevel = .notice }
+        return quieter
     }
 
     /// Serves until the calling task is cancelled.
