@@ -153,6 +153,32 @@ struct CollectorDrainTests {
     }
 }
 
+/// The operations flags of `auditd collector`, refused at start with exit code 2.
+@Suite struct CollectorOperationsFlagsTests {
+    @Test(arguments: [
+        (["--log-format", "xml"], "--log-format must be logfmt or json"),
+        (["--log-level", "loud"], "--log-level: unknown level"),
+        (["--metrics", "0.0.0.0:9465"], "pass --allow-plain-http"),
+        (["--metrics", "nowhere"], "--metrics must be HOST:PORT"),
+        (["--drain-timeout-seconds", "0"], "--drain-timeout-seconds must be between"),
+        (["--drain-delay-seconds=-1"], "--drain-delay-seconds must be between"),
+        (["--readiness-timeout-seconds", "90"], "--readiness-timeout-seconds must be between"),
+    ])
+    func badFlagsExitTwoNamingTheFlag(flags: [String], message: String) throws {
+        let directory = CollectorTempDir()
+        let result = try ChildProcess.run(
+            AgentProducts.path("auditd"),
+            ["collector", "--db", directory.database, "--listen", "127.0.0.1:0"] + flags,
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") },
+            stdin: nil,
+            timeout: 60
+        )
+        let stderr = String(decoding: result.stderr, as: UTF8.self)
+        #expect(!result.signaled && result.status == 2, "\(result.status): \(stderr)")
+        #expect(stderr.contains(message), "\(stderr)")
+    }
+}
+
 /// One blocking TCP connection to 127.0.0.1 (the test's slow client).
 final class RawConnection: @unchecked Sendable {
     let fd: Int32

@@ -108,6 +108,36 @@ import TestKit
     }
 }
 
+/// The operations settings a configuration refuses.
+@Suite struct CollectorOperationsSettingsTests {
+    @Test func aMetricsListenerOffLoopbackNeedsPlainHTTPAllowed() throws {
+        let directory = CollectorTempDir()
+        var configuration = CollectorConfiguration(databasePath: directory.database)
+        configuration.operations.metrics = try CollectorOperations.Address(parsing: "0.0.0.0:9465", flag: "--metrics")
+        let error = #expect(throws: CollectorError.self) { try configuration.validate() }
+        #expect(error?.message.contains("--allow-plain-http") == true)
+        configuration.allowPlainHTTP = true
+        try configuration.validate()
+        configuration.operations.metrics = try CollectorOperations.Address(parsing: "[::1]:9465", flag: "--metrics")
+        configuration.allowPlainHTTP = false
+        try configuration.validate()
+        #expect(configuration.operations.metrics?.description == "[::1]:9465")
+    }
+
+    @Test func drainAndReadinessDurationsMustBePositive() {
+        var operations = CollectorOperations()
+        #expect(operations.problem(allowPlainHTTP: false) == nil)
+        operations.drainTimeout = .zero
+        #expect(operations.problem(allowPlainHTTP: false)?.contains("drain timeout") == true)
+        operations = CollectorOperations()
+        operations.drainDelay = .seconds(-1)
+        #expect(operations.problem(allowPlainHTTP: false)?.contains("drain delay") == true)
+        operations = CollectorOperations()
+        operations.readinessTimeout = .zero
+        #expect(operations.problem(allowPlainHTTP: false)?.contains("readiness timeout") == true)
+    }
+}
+
 /// Log lines captured from a collector in this process.
 final class LogLines: Sendable {
     private let lines = Mutex<[String]>([])
