@@ -99,7 +99,8 @@ extension CollectorServer {
             tasks.cancelAll()
         }
         let (open, began) = (connections.stats.open, drainControl.shutDownAt)
-        if let began, ContinuousClock.now - began >= operations.drainTimeout {
+        guard let began else { return }
+        if ContinuousClock.now - began >= operations.drainTimeout {
             logger.warning(
                 "the drain timeout passed: in-flight requests were cancelled (not stored; agents send them again)",
                 metadata: [
