@@ -112,6 +112,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // The drain: the listeners' graceful shutdown, bounded (CollectorServer+Drain.swift).
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -226,6 +228,8 @@ let package = Package(
             name: "AuditCollectorTests",
             dependencies: [
                 "AuditCollector", "AuditStore", "AuditWire", "AuditChain", "FuzzSupport", "TestKit", "TransparencyLog",
+                // The collector's operations: its log lines (StructuredLogHandler) and listeners' statistics.
+                "AuditServerKit", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

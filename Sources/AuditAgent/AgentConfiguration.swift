@@ -11,13 +11,8 @@ public import TransparencyLog
 /// The keys of the file, the environment variables and the flags are listed in ``settings`` and in
 /// contrib/README.md.
 public struct AgentConfiguration: Sendable {
-    /// How log lines are written to standard error.
-    public enum LogFormat: String, Sendable, CaseIterable {
-        /// `key=value` pairs (logfmt).
-        case logfmt
-        /// One JSON object per line.
-        case json
-    }
+    /// How log lines are written to standard error (the handler's format, shared with the collector).
+    public typealias LogFormat = StructuredLogHandler.Format
 
     /// The state directory (log, keys, default socket).
     public var stateDirectory = StateDirectory.defaultPath

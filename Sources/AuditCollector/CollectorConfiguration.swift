@@ -54,8 +54,10 @@ public struct CollectorConfiguration: Sendable {
     public var tlsKeyFile: String?
     /// A CA bundle (PEM) that client certificates must chain to: with it, every connection must present one (mTLS).
     public var clientCAFile: String?
-    /// Allows plain HTTP on a non-loopback address (behind a TLS-terminating proxy, say).
+    /// Allows plain HTTP on a non-loopback address (behind a TLS-terminating proxy, say), the metrics listener's too.
     public var allowPlainHTTP = false
+    /// The metrics listener, readiness check and drain on SIGTERM (a fleet service's operations).
+    public var operations = CollectorOperations()
 
     /// Creates a configuration with defaults for everything but the database.
     public init(databasePath: String) {
@@ -192,6 +194,9 @@ public struct CollectorConfiguration: Sendable {
             )
         }
         if let problem = limits.problem { throw CollectorError(.invalidConfiguration, problem) }
+        if let problem = operations.problem(allowPlainHTTP: allowPlainHTTP) {
+            throw CollectorError(.invalidConfiguration, problem)
+        }
         try checkReadFlags()
         guard witnessTimeout > .zero else {
             throw CollectorError(.invalidConfiguration, "the witness timeout must be positive")

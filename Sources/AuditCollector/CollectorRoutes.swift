@@ -13,6 +13,8 @@ struct CollectorRoutes: Sendable {
     let token: String?
     let readAccess: ReadAccess
     let logger: Logger
+    /// Counts ingest answers, entries and durations.
+    let metrics: CollectorMetrics
 
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
@@ -28,7 +30,14 @@ struct CollectorRoutes: Sendable {
         registerReadAPI(on: router)
     }
 
+    /// `POST /v1/audit/events`, counted by answer.
     func postEvents(_ request: Request) async -> Response {
+        let response = await receiveEvents(request)
+        metrics.countRequest(code: Int(response.status.code))
+        return response
+    }
+
+    func receiveEvents(_ request: Request) async -> Response {
         if let denied = authenticate(request) { return denied }
         if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
             return Self.error(.unsupportedMediaType, "Content-Type must be application/json")
@@ -65,8 +74,11 @@ struct CollectorRoutes: Sendable {
         if let key = request.headers[Self.idempotencyKey], key != batch.batchId {
             return Self.error(.badRequest, "the Idempotency-Key header differs from member \"batchId\"")
         }
+        metrics.received(entries: batch.entries.count)
+        let started = ContinuousClock.now
         do {
             let (response, checkpoint, incidentsNotKept) = try await collector.ingestReporting(batch)
+            recordIngest(batch, response, duration: .now - started)
             if incidentsNotKept > 0 {
                 logger.warning(
                     "incidents not kept as evidence: the log holds the most the collector keeps",
@@ -92,6 +104,7 @@ struct CollectorRoutes: Sendable {
             }
             return Self.json(.ok, response.json)
         } catch {
+            metrics.ingestFailed(duration: .now - started)
             logger.error("storing a batch failed", metadata: ["error": "\(error)"])
             var response = Self.error(.serviceUnavailable, "the collector cannot store the batch now; retry later")
             response.headers[.retryAfter] = "5"

@@ -5,10 +5,11 @@ import NIOCore
 import UnixSignals
 
 /// The collector's HTTP server (Hummingbird): `POST /v1/audit/events`, `GET /v1/collector/key`, and per log
-/// `GET /v1/logs/{logId}/head`, `checkpoint`, `tile/…` and `proof…` (the read API) over a ``Collector``.
+/// `GET /v1/logs/{logId}/head`, `checkpoint`, `tile/…` and `proof…` (the read API) over a ``Collector``, with
+/// `GET /healthz` and `GET /readyz` for load balancers; optionally a metrics listener (`GET /metrics`).
 ///
 /// Run it with ``run(onRunning:)`` inside a task and cancel the task to stop it (tests, embedding), or with
-/// ``runUntilSignalled(onRunning:)`` for a daemon that stops gracefully on SIGTERM and SIGINT.
+/// ``runUntilSignalled(onRunning:onMetricsRunning:)`` for a daemon that drains on SIGTERM and SIGINT (``drain()``).
 public struct CollectorServer: Sendable {
     /// The logic behind the routes.
     public let collector: Collector
@@ -26,12 +27,24 @@ public struct CollectorServer: Sendable {
     public let connections: ConnectionTable
     /// TLS credentials; nil serves plain HTTP.
     public let tls: ServerTLS?
+    /// The metrics listener, readiness and drain settings.
+    public let operations: CollectorOperations
+    /// What this process did since it started (`GET /metrics`).
+    public let metrics: CollectorMetrics
+    /// Whether the collector takes traffic (`GET /readyz`), and whether it drains.
+    public let readiness: CollectorReadiness
+    /// The connections the metrics listener holds (unused without one).
+    public let metricsConnections: ConnectionTable
+    /// The running services, for ``drain()``.
+    let drainControl = DrainControl()
 
     /// Creates a server.
     /// - Parameters:
     ///   - token: the ingest token; nil for none.
     ///   - readAccess: who may use the read API (by default, whoever holds the ingest token).
     ///   - limits: request deadlines and connection limits (docs/threat_model.md).
+    ///   - operations: the metrics listener, readiness and drain settings.
+    ///   - readinessCheck: the database check of `/readyz` (default: `collector.store.ping()`).
     public init(
         collector: Collector,
         host: String,
@@ -40,9 +53,19 @@ public struct CollectorServer: Sendable {
         readAccess: ReadAccess = .ingestToken,
         limits: ServerLimits = ServerLimits(),
         tls: ServerTLS? = nil,
+        operations: CollectorOperations = CollectorOperations(),
+        readinessCheck: CollectorReadiness.Check? = nil,
         logger: Logger
     ) {
         self.tls = tls
+        self.operations = operations
+        metrics = CollectorMetrics(logSeriesWindow: operations.logSeriesWindow, maxLogSeries: operations.maxLogSeries)
+        readiness = CollectorReadiness(
+            deadline: operations.readinessTimeout,
+            logger: logger,
+            check: readinessCheck ?? { [store = collector.store] in try await store.ping() }
+        )
+        metricsConnections = ConnectionTable(limits: operations.metricsLimits)
         self.collector = collector
         self.host = host
         self.port = port
@@ -72,6 +95,7 @@ public struct CollectorServer: Sendable {
             readAccess: readAccess,
             limits: configuration.limits,
             tls: tls,
+            operations: configuration.operations,
             logger: logger
         )
     }
@@ -82,15 +106,25 @@ public struct CollectorServer: Sendable {
         onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router(context: BasicRequestContext.self)
-        CollectorRoutes(collector: collector, token: token, readAccess: readAccess, logger: logger).register(on: router)
+        CollectorRoutes(collector: collector, token: token, readAccess: readAccess, logger: logger, metrics: metrics)
+            .register(on: router)
+        OperationsRoutes(readiness: readiness, metricsText: nil).register(on: router)
         return Application(
             router: router,
             server: tls.map { GuardedHTTPServer.https(table: connections, logger: logger, tls: $0) }
                 ?? GuardedHTTPServer.http1(table: connections, logger: logger),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
-            logger: logger
+            logger: serverLogger
         )
+    }
+
+    /// The logger given to Hummingbird: at the default level (info) its own "Server started and listening on" lines
+    /// are left out, so that the collector's "listening on HOST:PORT" names the API listener alone.
+    var serverLogger: Logger {
+        var quieter = logger
+        if quieter.logLevel == .info { quieter.logLevel = .notice }
+        return quieter
     }
 
     /// Serves until the calling task is cancelled.
@@ -100,29 +134,11 @@ public struct CollectorServer: Sendable {
         try await makeApplication(onRunning: onRunning).run()
     }
 
-    /// Serves until SIGTERM or SIGINT, then shuts down gracefully. With TLS, SIGHUP re-reads the certificate and
-    /// key for new connections (a bad file keeps the old ones and logs an error).
-    /// - Parameter onRunning: called with the bound port once the server accepts connections.
-    public func runUntilSignalled(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        checkFileLimit()
-        guard let tls else {
-            try await makeApplication(onRunning: onRunning).runService()
-            return
-        }
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
-        let logger = logger
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await _ in hangups { tls.reload(logger: logger) }
-            }
-            try await makeApplication(onRunning: onRunning).runService()
-            group.cancelAll()
-        }
-    }
-
     /// Raises the open-file limit to fit the connection limit, or warns that it cannot.
-    private func checkFileLimit() {
-        if let warning = FileLimit.ensure(FileLimit.needed(connections: [connections.limits.maxConnections])) {
+    func checkFileLimit() {
+        var listeners = [connections.limits.maxConnections]
+        if operations.metrics != nil { listeners.append(metricsConnections.limits.maxConnections) }
+        if let warning = FileLimit.ensure(FileLimit.needed(connections: listeners)) {
             logger.warning("\(warning)", metadata: ["maxConnections": "\(connections.limits.maxConnections)"])
         }
     }

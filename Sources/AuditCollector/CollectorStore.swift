@@ -42,7 +42,9 @@ public final class CollectorStore: Sendable {
         _ = try await database.exclusive { session in try CollectorSchema.migrate(session) }
     }
 
-    /// Answers when the database does: one trivial query (`/readyz`).
+    /// Answers when the database answers a trivial read (`SELECT 1`): the readiness check of `GET /readyz`.
+    /// - Throws: the database's error when it cannot be read (closed, unreachable, no connection free); a
+    ///   `CancellationError` when the calling task is cancelled first.
     public func ping() async throws {
         _ = try await database.read { session in try session.rows("SELECT 1", []) }
     }

@@ -3,13 +3,20 @@ import AuditCollector
 import AuditServerKit
 import Foundation
 import Logging
+import Synchronization
 
 /// `auditd collector`: the reference backend. Verifies, de-duplicates and stores delivered entries and
-/// answers with signed receipts (docs/PROTOCOL.md).
+/// answers with signed receipts (docs/PROTOCOL.md); `/healthz`, `/readyz`, metrics, structured logs and a drain on
+/// SIGTERM make it a fleet service (docs/PROTOCOL.md section 7).
 struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "collector",
-        abstract: "Run the reference audit collector (verifies, de-duplicates, stores, signs receipts)."
+        abstract: "Run the reference audit collector (verifies, de-duplicates, stores, signs receipts).",
+        discussion: """
+            GET /healthz and GET /readyz answer without a token (load balancers). SIGTERM or SIGINT drains: /readyz \
+            answers 503, the listener stops accepting after --drain-delay-seconds, in-flight requests finish \
+            within --drain-timeout-seconds, then the collector exits 0.
+            """
     )
 
     @Option(help: "Address to listen on, HOST:PORT (port 0 picks a free port).")
@@ -115,10 +122,37 @@ struct CollectorCommand: AsyncParsableCommand {
     @Option(help: "CA bundle, PEM: require client certificates that chain to it (mTLS).")
     var clientCa: String?
 
-    @Flag(help: "Allow plain HTTP on a non-loopback --listen address (default: refused without --tls-cert).")
+    @Flag(
+        help: "Allow plain HTTP on a non-loopback --listen address (default: refused without --tls-cert) or --metrics."
+    )
     var allowPlainHttp = false
 
+    @Option(help: "Prometheus metrics address HOST:PORT, serving GET /metrics, /healthz, /readyz (default off).")
+    var metrics: String?
+
+    @Option(help: "Seconds in-flight requests have to finish after SIGTERM, once accepting stops (default 10).")
+    var drainTimeoutSeconds: Double?
+
+    @Option(help: "Seconds to keep accepting after SIGTERM while /readyz answers 503, for load balancers (default 0).")
+    var drainDelaySeconds: Double?
+
+    @Option(help: "Seconds /readyz waits for the database before answering 503 (default 2).")
+    var readinessTimeoutSeconds: Double?
+
+    @Option(help: "trace, debug, info, notice, warning, error, critical (default info).")
+    var logLevel: String?
+
+    @Option(help: "logfmt or json (default logfmt): one line per event on standard error.")
+    var logFormat: String?
+
     func run() async throws {
+        let logger: Logger
+        do throws(CollectorError) {
+            logger = try bootstrapLogging()
+        } catch {
+            FileHandle.standardError.write(Data("auditd collector: \(error.message)\n".utf8))
+            throw ExitCode(2)
+        }
         let database: String
         switch (db, postgresUrl) {
         case (let db?, nil): database = db
@@ -151,11 +185,8 @@ struct CollectorCommand: AsyncParsableCommand {
             settings.token = token
         }
         if token != nil {
-            FileHandle.standardError.write(
-                Data(
-                    ("auditd collector: warning: the token was given on the command line, where other local users "
-                        + "can read it (ps); use --token-file FILE or $AUDITD_COLLECTOR_TOKEN\n").utf8
-                )
+            logger.warning(
+                "the token was given on the command line, where other users can read it (ps); use --token-file"
             )
         }
         if let maxIncidentsPerLog { settings.maxIncidentsPerLog = maxIncidentsPerLog }
@@ -163,11 +194,11 @@ struct CollectorCommand: AsyncParsableCommand {
         settings.tlsKeyFile = tlsKey
         settings.clientCAFile = clientCa
         settings.allowPlainHTTP = allowPlainHttp
-        let logger = Logger(label: "auditd.collector")
         let server: CollectorServer
         do throws(CollectorError) {
             try settings.setListen(listen)
             settings.limits = try limits()
+            settings.operations = try operations()
             for text in witness { settings.witnesses.append(try WitnessEndpoint(parsing: text)) }
             if let witnessTimeoutSeconds {
                 guard witnessTimeoutSeconds.isFinite, witnessTimeoutSeconds > 0, witnessTimeoutSeconds < 3600 else {
@@ -180,16 +211,106 @@ struct CollectorCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("auditd collector: \(error.message)\n".utf8))
             throw ExitCode(2)
         }
-        let host = settings.host
         do {
-            try await server.runUntilSignalled { port in
-                FileHandle.standardError.write(Data("auditd collector: listening on \(host):\(port)\n".utf8))
-            }
+            try await serve(server, settings)
         } catch {
             await server.collector.store.close()
             throw error
         }
         await server.collector.store.close()
+    }
+
+    /// Runs the server until it has drained; exits 1 when it fails while running, 2 when it cannot start.
+    func serve(_ server: CollectorServer, _ settings: CollectorConfiguration) async throws {
+        let logger = server.logger
+        let address = CollectorOperations.Address(host: settings.host, port: settings.port)
+        let bound = BoundFlag()
+        logger.info(
+            "starting",
+            metadata: [
+                "listen": "\(address)", "tls": "\(settings.tlsCertificateFile != nil)",
+                "metrics": "\(settings.operations.metrics.map { "\($0)" } ?? "off")",
+                "token": "\(settings.token != nil || settings.tokenFile != nil ? "set" : "none")",
+            ]
+        )
+        do {
+            try await server.runUntilSignalled(
+                onRunning: { port in
+                    bound.set()
+                    // "listening on HOST:PORT" in the message: scripts and tests read the bound port from it.
+                    logger.info(
+                        "listening on \(CollectorOperations.Address(host: address.host, port: port))",
+                        metadata: ["listener": "api", "port": "\(port)"]
+                    )
+                },
+                onMetricsRunning: { port in
+                    logger.info("metrics listening", metadata: ["listener": "metrics", "port": "\(port)"])
+                }
+            )
+        } catch {
+            logger.critical("the collector stopped on an error", metadata: ["error": "\(error)"])
+            let started = bound.isSet
+            FileHandle.standardError.write(
+                Data(
+                    "auditd collector: \(started ? "stopped on an error" : "could not start its listeners"): \(error)\n"
+                        .utf8
+                )
+            )
+            throw ExitCode(started ? 1 : 2)
+        }
+        logger.info("stopped")
+    }
+
+    /// Reads `--log-level` and `--log-format` and sends every logger to ``StructuredLogHandler`` (as the agent does).
+    func bootstrapLogging() throws(CollectorError) -> Logger {
+        let level =
+            try logLevel.map { text throws(CollectorError) in
+                guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                    throw CollectorError(.invalidConfiguration, "--log-level: unknown level \"\(text)\"")
+                }
+                return level
+            } ?? .info
+        let format =
+            try logFormat.map { text throws(CollectorError) in
+                guard let format = StructuredLogHandler.Format(rawValue: text) else {
+                    throw CollectorError(.invalidConfiguration, "--log-format must be logfmt or json, got \"\(text)\"")
+                }
+                return format
+            } ?? .logfmt
+        LoggingSystem.bootstrap { label in StructuredLogHandler(label: label, level: level, format: format) }
+        return Logger(label: "auditd.collector")
+    }
+
+    /// The metrics listener, readiness and drain settings: the defaults, overridden by the flags given.
+    func operations() throws(CollectorError) -> CollectorOperations {
+        var operations = CollectorOperations()
+        if let metrics { operations.metrics = try CollectorOperations.Address(parsing: metrics, flag: "--metrics") }
+        func duration(
+            _ name: String,
+            _ seconds: Double?,
+            _ range: ClosedRange<Double>
+        ) throws(CollectorError)
+            -> Duration?
+        {
+            guard let seconds else { return nil }
+            guard seconds.isFinite, range.contains(seconds) else {
+                throw CollectorError(
+                    .invalidConfiguration,
+                    "\(name) must be between \(range.lowerBound) and \(range.upperBound) seconds"
+                )
+            }
+            return .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if let timeout = try duration("--drain-timeout-seconds", drainTimeoutSeconds, 0.001...3600) {
+            operations.drainTimeout = timeout
+        }
+        if let delay = try duration("--drain-delay-seconds", drainDelaySeconds, 0...3600) {
+            operations.drainDelay = delay
+        }
+        if let timeout = try duration("--readiness-timeout-seconds", readinessTimeoutSeconds, 0.001...60) {
+            operations.readinessTimeout = timeout
+        }
+        return operations
     }
 
     /// The listener's limits: the defaults, overridden by the flags given.
@@ -217,4 +338,11 @@ struct CollectorCommand: AsyncParsableCommand {
         if let problem = limits.problem { throw CollectorError(.invalidConfiguration, problem) }
         return limits
     }
+}
+
+/// Whether the API listener was bound (so a failure after it is "stopped on an error", exit 1).
+private final class BoundFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuditAgent
+import AuditServerKit
 import Foundation
 import Logging
 

@@ -1,4 +1,5 @@
 import AuditAgent
+import AuditServerKit
 import Foundation
 import Logging
 import Synchronization

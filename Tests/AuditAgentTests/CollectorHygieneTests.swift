@@ -99,7 +99,10 @@ import TestKit
         }
         kill(child.process.processIdentifier, SIGTERM)
         let result = try await child.wait(timeout: .seconds(60))
-        #expect(result.stderr.contains("warning: the token was given on the command line"), "\(result.stderr)")
+        let warning = result.stderr.split(separator: "\n").first {
+            $0.contains("the token was given on the command line")
+        }
+        #expect(warning?.contains("level=warning") == true, "\(result.stderr)")
         #expect(!result.stderr.contains("visible-in-ps"))
     }
 

@@ -8,17 +8,26 @@ import Glibc
 /// A swift-log handler writing one structured line per message to standard error (or a custom sink):
 /// `ts=... level=info label=auditd msg="..." key=value` (logfmt) or one JSON object per line.
 ///
-/// It writes what it is given; callers never put tokens, keys or event payloads into messages or metadata.
+/// It writes what it is given; callers never put tokens, keys or event payloads into messages or metadata. The agent
+/// (`auditd run`) and the collector (`auditd collector`) both log through it, so their lines have one shape.
 public struct StructuredLogHandler: LogHandler {
     /// Where lines go.
     public typealias Sink = @Sendable (String) -> Void
+
+    /// How lines are written (`--log-format`).
+    public enum Format: String, Sendable, CaseIterable {
+        /// `key=value` pairs (logfmt).
+        case logfmt
+        /// One JSON object per line.
+        case json
+    }
 
     /// The handler's metadata.
     public var metadata: Logger.Metadata = [:]
     /// The minimum level written.
     public var logLevel: Logger.Level
     private let label: String
-    private let format: AgentConfiguration.LogFormat
+    private let format: Format
     private let sink: Sink
 
     /// Creates a handler.
@@ -30,7 +39,7 @@ public struct StructuredLogHandler: LogHandler {
     public init(
         label: String,
         level: Logger.Level = .info,
-        format: AgentConfiguration.LogFormat = .logfmt,
+        format: Format = .logfmt,
         sink: @escaping Sink = StructuredLogHandler.standardError
     ) {
         self.label = label

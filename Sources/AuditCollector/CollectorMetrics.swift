@@ -1,0 +1,130 @@
+public import AuditServerKit
+public import AuditWire
+import AuditChain
+import Synchronization
+
+/// What this collector process did since it started, for Prometheus (`GET /metrics` on the metrics listener;
+/// docs/PROTOCOL.md section 7 lists every metric). Counters live in memory, per replica: Prometheus sums them across
+/// replicas. Recording takes a lock for a few additions; rendering happens on a scrape.
+public final class CollectorMetrics: Sendable {
+    /// The content type of the exposition (text format 0.0.4).
+    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+    /// The upper bounds of the ingest duration histogram's buckets, in seconds (`+Inf` follows).
+    public static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    /// The ingest answers always exported (0 until they happen), so that `rate()` sees them from the start.
+    public static let ingestCodes = [200, 400, 401, 413, 415, 503]
+
+    /// The values at one instant, with the listeners' connections and the drain state.
+    public struct Snapshot: Sendable {
+        /// `POST /v1/audit/events` answers, by HTTP status code.
+        public var requests: [Int: Int] = [:]
+        /// Entries in the batches that reached verification.
+        public var entriesReceived = 0
+        /// Per-entry results, by status.
+        public var entries: [SyncEntryResult.Status: Int] = [:]
+        /// Rejected entries, by class.
+        public var rejected: [RejectionReason: Int] = [:]
+        /// Batches per duration bucket (not cumulative; the last one is `+Inf`).
+        public var durationCounts = [Int](repeating: 0, count: CollectorMetrics.durationBuckets.count + 1)
+        /// Total ingest duration, in seconds.
+        public var durationSum = 0.0
+        /// Per-log lag (entries) and head age (seconds), by hex log id.
+        public var logs: [String: (lag: UInt64, headAgeSeconds: Double)] = [:]
+        /// Logs whose series were dropped to stay within the cap.
+        public var logsEvicted = 0
+        /// Connection statistics, by listener name.
+        public var connections: [String: ConnectionTable.Stats] = [:]
+        /// Whether the collector is draining.
+        public var draining = false
+
+        /// Batches observed by the histogram.
+        public var durationCount: Int { durationCounts.reduce(0, +) }
+    }
+
+    private struct State {
+        var snapshot = Snapshot()
+        var logs: LogLagTable
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates the metrics of one collector process.
+    /// - Parameters:
+    ///   - logSeriesWindow: per-log series are kept for logs seen within this window.
+    ///   - maxLogSeries: at most this many logs have per-log series.
+    public init(logSeriesWindow: Duration = .seconds(600), maxLogSeries: Int = 100) {
+        state = Mutex(State(logs: LogLagTable(window: logSeriesWindow, capacity: maxLogSeries)))
+    }
+
+    /// Counts an answer to `POST /v1/audit/events`.
+    public func countRequest(code: Int) {
+        state.withLock { $0.snapshot.requests[code, default: 0] += 1 }
+    }
+
+    /// Counts the entries of a batch that reaches verification.
+    public func received(entries: Int) {
+        state.withLock { $0.snapshot.entriesReceived += entries }
+    }
+
+    /// Records a processed batch: its per-entry results, the log's head after it and how long it took.
+    /// - Parameters:
+    ///   - logId: the batch's log.
+    ///   - results: one result per entry.
+    ///   - head: the log's contiguous head after the batch (nil: none yet).
+    ///   - duration: verification, storage and the answer's signature.
+    ///   - now: the time of the per-log series.
+    public func ingested(
+        logId: [UInt8],
+        results: [SyncEntryResult],
+        head: UInt64?,
+        duration: Duration,
+        at now: ContinuousClock.Instant = .now
+    ) {
+        var highestHeld: UInt64?
+        for result in results where result.status != .rejected { highestHeld = max(highestHeld ?? 0, result.seq) }
+        let log = Hex.encode(logId)
+        state.withLock { state in
+            for result in results {
+                state.snapshot.entries[result.status, default: 0] += 1
+                if let reason = RejectionReason(result) { state.snapshot.rejected[reason, default: 0] += 1 }
+            }
+            Self.observe(duration, &state.snapshot)
+            state.logs.record(log: log, highestHeld: highestHeld, head: head, at: now)
+        }
+    }
+
+    /// Records a batch whose storage failed, after `duration`.
+    public func ingestFailed(duration: Duration) {
+        state.withLock { Self.observe(duration, &$0.snapshot) }
+    }
+
+    /// The values now, with the listeners' connection statistics and the drain state.
+    public func snapshot(
+        connections: [String: ConnectionTable.Stats] = [:],
+        draining: Bool = false,
+        at now: ContinuousClock.Instant = .now
+    ) -> Snapshot {
+        state.withLock { state in
+            state.logs.expire(at: now)
+            var snapshot = state.snapshot
+            snapshot.logs = state.logs.entries.mapValues { entry in
+                (entry.lag, Self.seconds(now - entry.headMoved))
+            }
+            snapshot.logsEvicted = state.logs.evicted
+            snapshot.connections = connections
+            snapshot.draining = draining
+            return snapshot
+        }
+    }
+
+    private static func observe(_ duration: Duration, _ snapshot: inout Snapshot) {
+        let seconds = Self.seconds(duration)
+        let bucket = durationBuckets.firstIndex { seconds <= $0 } ?? durationBuckets.count
+        snapshot.durationCounts[bucket] += 1
+        snapshot.durationSum += seconds
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,210 @@
+import AuditChain
+import AuditServerKit
+import AuditCollector
+import AuditWire
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import TestKit
+
+/// `GET /healthz` and `GET /readyz`: no token, nothing leaked, 503 when the database does not answer and while the
+/// collector drains.
+@Suite struct CollectorProbeTests {
+    struct DatabaseDown: Error, CustomStringConvertible {
+        var description: String { "SQLITE_IOERR secret-looking detail /var/lib/auditd/collector.db" }
+    }
+
+    @Test func probesAnswerWithoutTheTokenAndSayNothingElse() async throws {
+        let directory = CollectorTempDir()
+        try await withOperatedCollector(directory, token: "s3cret-token") { api, _, _ in
+            let anonymous = CollectorClient(port: api.port, token: nil)
+            let health = try await anonymous.send("GET", "/healthz")
+            #expect(health.status == 200)
+            #expect(health.json == .object(["status": "ok"]))
+            let ready = try await anonymous.send("GET", "/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.json == .object(["status": "ready"]))
+            #expect(ready.headers["cache-control"] == "no-store")
+            #expect(try await anonymous.send("HEAD", "/readyz").status == 200)
+            // Everything else still takes the token.
+            #expect(try await anonymous.send("GET", "/v1/collector/key").status == 401)
+            #expect(try await anonymous.send("GET", "/metrics").status == 404)
+        }
+    }
+
+    @Test func readyzIs503WhenTheDatabaseCheckFails() async throws {
+        let directory = CollectorTempDir()
+        let lines = LogLines()
+        let failing: CollectorReadiness.Check = { throw DatabaseDown() }
+        try await withOperatedCollector(directory, readinessCheck: failing, lines: lines) { api, _, _ in
+            let reply = try await api.send("GET", "/readyz")
+            #expect(reply.status == 503)
+            #expect(reply.json == .object(["status": "not ready", "reason": "database unavailable"]))
+            #expect(!String(decoding: reply.body, as: UTF8.self).contains("SQLITE"))
+            #expect(try await api.send("GET", "/healthz").status == 200)
+            // The cause is logged once, when readiness is lost.
+            _ = try await api.send("GET", "/readyz")
+            #expect(lines.matching("not ready: the database check failed").count == 1)
+            #expect(lines.matching("SQLITE_IOERR").count == 1)
+        }
+    }
+
+    @Test func readyzIs503WhenTheDatabaseDoesNotAnswerInTime() async throws {
+        let directory = CollectorTempDir()
+        var operations = CollectorOperations()
+        operations.readinessTimeout = .milliseconds(300)
+        let checks = Counter()
+        let hanging: CollectorReadiness.Check = {
+            checks.increment()
+            try await Task.sleep(for: .seconds(30))
+        }
+        try await withOperatedCollector(directory, operations: operations, readinessCheck: hanging) { api, _, _ in
+            let started = ContinuousClock.now
+            // Several probes at once share one check.
+            let replies = try await withThrowingTaskGroup(of: CollectorReply.self) { group in
+                for _ in 0..<4 { group.addTask { try await api.send("GET", "/readyz") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(ContinuousClock.now - started < .seconds(20))
+            for reply in replies {
+                #expect(reply.status == 503)
+                #expect(reply.json?.objectValue?["reason"]?.stringValue?.contains("did not answer within") == true)
+            }
+            #expect(checks.value <= 2, "probes arriving together share a check")
+        }
+    }
+
+    @Test func aStoreThatAnswersIsReady() async throws {
+        let directory = CollectorTempDir()
+        let store = try CollectorStore(path: directory.database)
+        try await store.ping()
+        try await withOperatedCollector(directory) { api, _, server in
+            #expect(try await api.send("GET", "/readyz").status == 200)
+            try await server.collector.store.ping()
+        }
+    }
+
+    @Test func readyzIs503WhileDrainingOnBothListeners() async throws {
+        let directory = CollectorTempDir()
+        var operations = CollectorOperations()
+        operations.drainDelay = .seconds(3)
+        operations.metrics = .init(host: "127.0.0.1", port: 0)
+        try await withOperatedCollector(directory, operations: operations) { api, metrics, server in
+            let metrics = try #require(metrics)
+            #expect(try await api.send("GET", "/readyz").status == 200)
+            #expect(try await metrics.send("GET", "/readyz").status == 200)
+            let drain = Task { await server.drain() }
+            // During the drain delay the listener still accepts: load balancers see the 503.
+            let reply = try await api.send("GET", "/readyz")
+            #expect(reply.status == 503)
+            #expect(reply.json == .object(["status": "not ready", "reason": "draining"]))
+            #expect(try await metrics.send("GET", "/readyz").status == 503)
+            #expect(try await api.send("GET", "/healthz").status == 200)
+            let text = String(decoding: try await metrics.send("GET", "/metrics").body, as: UTF8.self)
+            #expect(text.contains("\nauditd_collector_draining 1\n"))
+            await drain.value
+        }
+    }
+}
+
+/// The operations settings a configuration refuses.
+@Suite struct CollectorOperationsSettingsTests {
+    @Test func aMetricsListenerOffLoopbackNeedsPlainHTTPAllowed() throws {
+        let directory = CollectorTempDir()
+        var configuration = CollectorConfiguration(databasePath: directory.database)
+        configuration.operations.metrics = try CollectorOperations.Address(parsing: "0.0.0.0:9465", flag: "--metrics")
+        let error = #expect(throws: CollectorError.self) { try configuration.validate() }
+        #expect(error?.message.contains("--allow-plain-http") == true)
+        configuration.allowPlainHTTP = true
+        try configuration.validate()
+        configuration.operations.metrics = try CollectorOperations.Address(parsing: "[::1]:9465", flag: "--metrics")
+        configuration.allowPlainHTTP = false
+        try configuration.validate()
+        #expect(configuration.operations.metrics?.description == "[::1]:9465")
+    }
+
+    @Test func drainAndReadinessDurationsMustBePositive() {
+        var operations = CollectorOperations()
+        #expect(operations.problem(allowPlainHTTP: false) == nil)
+        operations.drainTimeout = .zero
+        #expect(operations.problem(allowPlainHTTP: false)?.contains("drain timeout") == true)
+        operations = CollectorOperations()
+        operations.drainDelay = .seconds(-1)
+        #expect(operations.problem(allowPlainHTTP: false)?.contains("drain delay") == true)
+        operations = CollectorOperations()
+        operations.readinessTimeout = .zero
+        #expect(operations.problem(allowPlainHTTP: false)?.contains("readiness timeout") == true)
+    }
+}
+
+/// Log lines captured from a collector in this process.
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var logger: Logger {
+        Logger(label: "collector-test") { label in
+            StructuredLogHandler(label: label, level: .debug) { line in self.lines.withLock { $0.append(line) } }
+        }
+    }
+
+    func matching(_ text: String) -> [String] { lines.withLock { $0.filter { $0.contains(text) } } }
+}
+
+/// A count shared by tasks.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+/// Runs a collector with its operations (`runUntilDrained` without signals) for the duration of `body`, which gets
+/// a client of the API, one of the metrics listener (when configured) and the server; then drains it.
+func withOperatedCollector<T: Sendable>(
+    _ directory: CollectorTempDir,
+    token: String? = nil,
+    operations: CollectorOperations = CollectorOperations(),
+    readinessCheck: CollectorReadiness.Check? = nil,
+    lines: LogLines = LogLines(),
+    _ body: (CollectorClient, CollectorClient?, CollectorServer) async throws -> T
+) async throws -> T {
+    var operations = operations
+    // In-process: a cancellation slowed by the suite's other work must not end the test process.
+    operations.cancellationTimeout = nil
+    let server = CollectorServer(
+        collector: Collector(store: try CollectorStore(path: directory.database), receiptKey: .generate()),
+        host: "127.0.0.1",
+        port: 0,
+        token: token,
+        operations: operations,
+        readinessCheck: readinessCheck,
+        logger: lines.logger
+    )
+    let (ports, continuation) = AsyncStream<(String, Int)>.makeStream()
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+            defer { continuation.finish() }
+            try await server.runUntilDrained(
+                signals: [],
+                onRunning: { continuation.yield(("api", $0)) },
+                onMetricsRunning: { continuation.yield(("metrics", $0)) }
+            )
+        }
+        var bound: [String: Int] = [:]
+        for await (name, port) in ports {
+            bound[name] = port
+            if bound["api"] != nil, operations.metrics == nil || bound["metrics"] != nil { break }
+        }
+        do {
+            let api = CollectorClient(port: try #require(bound["api"]), token: token)
+            let result = try await body(api, bound["metrics"].map { CollectorClient(port: $0, token: nil) }, server)
+            await server.drain()
+            try await group.waitForAll()
+            return result
+        } catch {
+            await server.drain()
+            try? await group.waitForAll()
+            throw error
+        }
+    }
+}
