@@ -63,6 +63,29 @@ enum FleetBench {
                     + "first; measuring SQLite alone"
             )
         }
+        // A fleet at one event per device per minute sends mostly one-entry batches: each is a transaction and a
+        // signed checkpoint of its own, so what bounds it is the cost per batch, not per entry.
+        let small = try (0..<logs).map { _ in try Self.chain(count: options.quick ? 60 : 150) }
+        for configuration in configurations {
+            if PostgresSettings.isURL(configuration.database) { try await empty(configuration.database) }
+            let batches = try await ingest(
+                small,
+                database: configuration.database,
+                replicas: configuration.replicas,
+                key: key,
+                batchSize: 1
+            )
+            Summary.say("  \(configuration.name), one-entry batches: \(Timing.grouped(batches)) batches/s")
+            summary.add(
+                Figure(
+                    name: "collector ingest, one-entry batches, \(logs) logs at once: \(configuration.name)",
+                    value: batches,
+                    unit: .rate,
+                    reference: 100_000.0 / 60,
+                    referenceName: "100 000 devices at one event a minute"
+                )
+            )
+        }
         for configuration in configurations {
             if PostgresSettings.isURL(configuration.database) { try await empty(configuration.database) }
             let rate = try await ingest(
