@@ -11,35 +11,12 @@ import TransparencyLog
 /// entries its head covers, and nothing the collector acknowledged is lost.
 @Suite("Collector crash during ingest", .serialized)
 struct CollectorCrashTests {
-    /// Starts `auditd collector` on `database`; returns the process and the port it reports.
-    static func start(database: String, output: String) async throws -> (Process, Int) {
-        guard FileManager.default.createFile(atPath: output, contents: nil) else {
-            throw CollectorError(.invalidConfiguration, "cannot create \(output)")
-        }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: AgentProducts.path("auditd"))
-        process.arguments = ["collector", "--db", database, "--listen", "127.0.0.1:0"]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") }
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try handle.close()
-        var port: Int?
-        _ = await pollUntil(within: .seconds(60)) {
-            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "listening on 127.0.0.1:") {
-                port = Int(text[range.upperBound...].prefix { $0.isNumber })
-            }
-            return port != nil || !process.isRunning
-        }
-        guard let port else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw CollectorError(.invalidConfiguration, "the collector did not start: \(output)")
-        }
-        return (process, port)
+    /// Starts `auditd collector` on `database`.
+    static func start(database: String, output: String) async throws -> ServerProcess {
+        try await ServerProcess.start(
+            ["collector", "--db", database, "--listen", "127.0.0.1:0"],
+            outputPath: output
+        )
     }
 
     @Test("SIGKILL mid-ingest, five times: the tree always equals the entries the head covers; nothing acked is lost")
@@ -54,11 +31,11 @@ struct CollectorCrashTests {
         var next = 0
         var killedMidway = 0
         for round in 0..<5 {
-            let (process, port) = try await Self.start(
+            let server = try await Self.start(
                 database: directory.database,
                 output: directory.path + "/collector-\(round).log"
             )
-            let client = CollectorClient(port: port, token: nil)
+            let client = CollectorClient(port: server.port, token: nil)
             // Feed batches from the first one not acknowledged, and kill the collector at a random instant.
             let feeder = Task { [next] () -> (Int, UInt64) in
                 var index = next
@@ -73,8 +50,7 @@ struct CollectorCrashTests {
                 return (index, acked)
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 150...900)))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = await server.kill9()
             let (reached, acked) = await feeder.value
             next = reached
             acknowledged = max(acknowledged, acked)
@@ -95,12 +71,9 @@ struct CollectorCrashTests {
         }
         #expect(killedMidway > 0, "no round was killed while batches were still being sent")
         // A last run delivers the rest (the last batch again if nothing is left); the final tree holds every entry.
-        let (process, port) = try await Self.start(database: directory.database, output: directory.path + "/last.log")
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        let client = CollectorClient(port: port, token: nil)
+        let server = try await Self.start(database: directory.database, output: directory.path + "/last.log")
+        defer { server.child.send(SIGKILL) }
+        let client = CollectorClient(port: server.port, token: nil)
         var last: TreeReceipt?
         for batch in batches[min(next, batches.count - 1)...] {
             let reply = try await client.post(batch)

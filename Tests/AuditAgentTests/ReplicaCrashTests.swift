@@ -12,33 +12,16 @@ import TransparencyLog
 /// acknowledged is in the database, the other goes on, and the restarted one serves the same log.
 @Suite("Replica killed during ingest", .serialized, .enabled(if: PostgresFixture.isAvailable))
 struct ReplicaCrashTests {
-    /// Starts a replica; returns it with the port it reports.
-    static func start(
-        _ directory: CollectorTempDir,
-        name: String
-    ) async throws -> (ChildProcess.Running, CollectorClient) {
-        let child = try ChildProcess.start(
-            AgentProducts.path("auditd"),
+    /// Starts a replica; returns it with a client of it.
+    static func start(_ directory: CollectorTempDir, name: String) async throws -> (ServerProcess, CollectorClient) {
+        let server = try await ServerProcess.start(
             [
                 "collector", "--db", directory.database, "--key", directory.keyPath, "--listen", "127.0.0.1:0",
                 "--postgres-connections", "4",
             ],
-            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") },
             outputPath: directory.path + "/\(name).log"
         )
-        var port: Int?
-        _ = await pollUntil(within: .seconds(60)) {
-            if let range = child.output.range(of: "listening on 127.0.0.1:") {
-                port = Int(child.output[range.upperBound...].prefix { $0.isNumber })
-            }
-            return port != nil
-        }
-        guard let port else {
-            child.send(SIGKILL)
-            _ = await child.wait(timeout: .seconds(10))
-            throw CollectorError(.invalidConfiguration, "replica \(name) did not start: \(child.output)")
-        }
-        return (child, CollectorClient(port: port, token: nil))
+        return (server, CollectorClient(port: server.port, token: nil))
     }
 
     /// The stored tree is exactly the entries the head covers, and the head is at or past `acknowledged`.
@@ -70,8 +53,8 @@ struct ReplicaCrashTests {
         var (a, clientA) = try await Self.start(directory, name: "a")
         let (b, clientB) = try await Self.start(directory, name: "b")
         defer {
-            a.send(SIGKILL)
-            b.send(SIGKILL)
+            a.child.send(SIGKILL)
+            b.child.send(SIGKILL)
         }
         // Batches alternate between the replicas; a batch whose replica does not answer goes to the other (as a
         // load balancer retries), and the replica A is killed at a random instant.
@@ -98,8 +81,7 @@ struct ReplicaCrashTests {
         }
         try await Task.sleep(for: .milliseconds(Int.random(in: 200...1200)))
         let killedMidway = !finished.isSet
-        a.send(SIGKILL)
-        let killed = await a.wait(timeout: .seconds(30))
+        let killed = await a.kill9()
         #expect(killed.signaled && killed.status == SIGKILL)
         let (acknowledged, delivered, failovers) = await feeder.value
         #expect(killedMidway, "the feeder finished before the kill")
@@ -124,10 +106,8 @@ struct ReplicaCrashTests {
         #expect(checkpoint.size == UInt64(chain.entries.count))
         #expect(checkpoint.rootHash == MerkleTree(leaves: chain.entries.map(\.serialized)).root())
         try await Self.expectIntact(directory, chain, acknowledged: receipt.seq)
-        a.send(SIGTERM)
-        b.send(SIGTERM)
-        _ = await a.wait(timeout: .seconds(30))
-        _ = await b.wait(timeout: .seconds(30))
+        #expect(await a.terminate().status == 0)
+        #expect(await b.terminate().status == 0)
     }
 }
 

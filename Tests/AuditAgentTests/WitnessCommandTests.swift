@@ -24,42 +24,18 @@ struct WitnessCommandTests {
 
     /// Starts `auditd witness` for a collector key, its output in a file; returns the process, its port and the
     /// vkey it printed.
-    static func start(_ dir: AgentTempDir, logKey: Curve25519.Signing.PublicKey) async throws -> (Process, Int, String)
-    {
+    static func start(
+        _ dir: AgentTempDir,
+        logKey: Curve25519.Signing.PublicKey
+    ) async throws -> (ServerProcess, Int, String) {
         try Data(CollectorPublicKey.json(logKey).canonicalBytes).write(to: URL(fileURLWithPath: dir.file("log.key")))
-        let output = dir.file("witness.out")
-        guard FileManager.default.createFile(atPath: output, contents: nil) else {
-            throw AgentError(.invalidConfiguration, "cannot create \(output)")
+        let server = try await ServerProcess.start(arguments(dir), outputPath: dir.file("witness.out"))
+        // The vkey is printed before the server listens.
+        guard let range = server.output.range(of: "vkey ") else {
+            _ = await server.kill9()
+            throw AgentError(.invalidConfiguration, "auditd witness printed no vkey: \(server.output)")
         }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: AgentProducts.path("auditd"))
-        process.arguments = arguments(dir)
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") }
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try handle.close()
-        var port: Int?
-        var vkey: String?
-        var text = ""
-        _ = await pollUntil(within: .seconds(60)) {
-            text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "listening on 127.0.0.1:") {
-                port = Int(text[range.upperBound...].prefix { $0.isNumber })
-            }
-            if let range = text.range(of: "vkey ") {
-                vkey = String(text[range.upperBound...].prefix { !$0.isNewline })
-            }
-            return port != nil || !process.isRunning
-        }
-        guard let port, let vkey else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            throw AgentError(.invalidConfiguration, "auditd witness did not start: \(text)")
-        }
-        return (process, port, vkey)
+        return (server, server.port, String(server.output[range.upperBound...].prefix { !$0.isNewline }))
     }
 
     static func post(_ body: [UInt8], port: Int) async throws -> (Int, [UInt8]) {
@@ -75,7 +51,7 @@ struct WitnessCommandTests {
         let dir = try AgentTempDir()
         let logKey = Curve25519.Signing.PrivateKey()
         let (process, port, vkey) = try await Self.start(dir, logKey: logKey.publicKey)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        defer { process.child.send(SIGKILL) }
         let key = try CosignatureVerifierKey(parsing: vkey)
         #expect(key.name == "witness.test/w1")
         var info = stat()
@@ -99,10 +75,8 @@ struct WitnessCommandTests {
         #expect(stale == 409 && (try? AddCheckpointResponse.size(parsing: size)) == 2)
         #expect(try await Self.post(try body(old: 2, size: 6), port: port).0 == 200)
 
-        kill(process.processIdentifier, SIGTERM)
-        _ = await pollUntil(within: .seconds(60)) { !process.isRunning }
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        let ended = await process.terminate()
+        #expect(!ended.signaled && ended.status == 0)
         // The key file is refused once others can read it.
         chmod(dir.file("witness.key"), 0o644)
         let refused = try await AgentProducts.runAuditd(Self.arguments(dir))
