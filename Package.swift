@@ -77,6 +77,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
@@ -155,7 +156,8 @@ let package = Package(
         .executableTarget(
             name: "auditctl",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "BiometricUnlock", "UnlockSimulation", "TransparencyLog",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "BiometricUnlock", "UnlockSimulation",
+                "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `auditctl prove` and `verify-consistency --collector` fetch from the collector.
@@ -213,7 +215,8 @@ let package = Package(
             name: "AuditSyncTests",
             dependencies: [
                 "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "AuditWitness", "TestKit",
-                "TransparencyLog",
+                "TransparencyLog", "AuditServerKit",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
