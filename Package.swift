@@ -216,6 +216,9 @@ let package = Package(
             dependencies: [
                 "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "AuditWitness", "TestKit",
                 "TransparencyLog", "AuditServerKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
