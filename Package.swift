@@ -170,6 +170,8 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditAgent", "TransparencyLog",
+                // The tls section's certificates: TestKit's test PKI (openssl), and its graceful collector runner.
+                "TestKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

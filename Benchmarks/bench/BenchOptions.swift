@@ -4,7 +4,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, latency, verify, breakdown, sync, recovery, transparency
+        case primitives, append, latency, verify, breakdown, sync, recovery, transparency, tls
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).
@@ -46,6 +46,7 @@ struct BenchOptions: Sendable {
           sync         delivery to a loopback collector: throughput, and a 1000-entry backlog drain
           recovery     a burst of whole-request 400s, then the collector returns: time to a verified copy
           transparency the collector's Merkle tree: append cost per entry, inclusion proofs in a 1M-leaf tree
+          tls          what TLS costs a batch: the same batches over HTTP and HTTPS (kept-alive, new connection, pinned)
 
         Options:
           --quick              small counts (seconds instead of minutes)
