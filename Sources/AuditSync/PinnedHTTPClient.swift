@@ -47,7 +47,7 @@ package final class PinnedHTTPClient: Sendable {
             switch self {
             case .pinMismatch(let seen):
                 "TLS: certificate pin mismatch: the collector's certificate has the key pin-sha256 \(seen), "
-                    + "which is none of the configured pins (pinSha256)"
+                    + "which is none of the pins configured (--pin-sha256)"
             case .noCertificate: "TLS: the collector presented no certificate"
             case .timeout: "timeout"
             case .connectionLost: "connection lost"
