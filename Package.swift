@@ -78,6 +78,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
@@ -160,7 +161,8 @@ let package = Package(
         .executableTarget(
             name: "auditctl",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "BiometricUnlock", "UnlockSimulation", "TransparencyLog",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "BiometricUnlock", "UnlockSimulation",
+                "TransparencyLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `auditctl prove` and `verify-consistency --collector` fetch from the collector.
@@ -173,6 +175,8 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditAgent", "TransparencyLog",
+                // The tls section's certificates: TestKit's test PKI (openssl), and its graceful collector runner.
+                "TestKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -219,7 +223,11 @@ let package = Package(
             name: "AuditSyncTests",
             dependencies: [
                 "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "AuditWitness", "TestKit",
-                "TransparencyLog",
+                "TransparencyLog", "AuditServerKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

@@ -83,6 +83,11 @@ struct Bench {
                     directory: directory,
                     summary: summary
                 )
+            case .tls:
+                Summary.heading(
+                    "TLS: the same batches to in-process collectors over HTTP and HTTPS (HTTPSyncTransport)"
+                )
+                try await TLSBench.run(options: options, directory: directory, summary: summary)
             }
         }
         summary.printTable()

@@ -4,7 +4,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, latency, verify, breakdown, sync, recovery, transparency, fleet
+        case primitives, append, latency, verify, breakdown, sync, recovery, transparency, fleet, tls
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).
@@ -48,6 +48,7 @@ struct BenchOptions: Sendable {
           transparency the collector's Merkle tree: append cost per entry, inclusion proofs in a 1M-leaf tree
           fleet        collector ingest over HTTP, many logs at once: SQLite, PostgreSQL with one and two replicas
                        (AUDIT_BENCH_POSTGRES_URL or AUDIT_TEST_POSTGRES_URL), as a ratio to verify × cores
+          tls          what TLS costs a batch: the same batches over HTTP and HTTPS (kept-alive, new connection, pinned)
 
         Options:
           --quick              small counts (seconds instead of minutes)

@@ -31,6 +31,10 @@ public struct AgentConfiguration: Sendable {
     public var collectorKeyFile: String?
     /// A CA bundle (PEM) an `https://` backend's certificate must chain to, instead of the system's roots.
     public var caFile: String?
+    /// Pins of the collector's key (RFC 7469 `pin-sha256`: base64 of the SHA-256 of its certificate's DER
+    /// SubjectPublicKeyInfo): an `https://` backend's certificate must be trusted as ``caFile`` says *and* have the
+    /// key of one of them. Empty for no pinning.
+    public var pins: Set<CertificatePin> = []
     /// The client certificate chain (PEM) presented to an `https://` backend that asks for one (mTLS).
     public var tlsClientCertificateFile: String?
     /// The client certificate's private key (PEM; refused if group or others can read it).
@@ -135,6 +139,13 @@ public struct AgentConfiguration: Sendable {
                 )
             }
         }
+        if !pins.isEmpty, let backend, backend.scheme?.lowercased() != "https" {
+            throw AgentError(
+                .invalidConfiguration,
+                "pinSha256 pins the key of an https:// backend's certificate; backend \(backend.host ?? "") is plain "
+                    + "http, where nothing would check it"
+            )
+        }
         if (tlsClientCertificateFile == nil) != (tlsClientKeyFile == nil) {
             throw AgentError(.invalidConfiguration, "tlsClientCert and tlsClientKey go together: give both or neither")
         }
@@ -151,14 +162,15 @@ public struct AgentConfiguration: Sendable {
         return ListenAddress(host: host, port: 0).isLoopback
     }
 
-    /// Reads the TLS files: the CA bundle and the client certificate and key.
+    /// Reads the TLS files (the CA bundle and the client certificate and key) and adds the pins.
     /// - Throws: ``AgentError`` for an unreadable, unsafe or invalid file.
     public func makeTLS() throws(AgentError) -> SyncTLS {
         do {
             return try SyncTLS(
                 caFile: caFile,
                 clientCertificateFile: tlsClientCertificateFile,
-                clientKeyFile: tlsClientKeyFile
+                clientKeyFile: tlsClientKeyFile,
+                pins: pins
             )
         } catch {
             throw AgentError(.invalidConfiguration, error.description)

@@ -1,4 +1,5 @@
 import AuditServerKit
+import AuditSync
 import Foundation
 import Logging
 import AuditStore
@@ -57,6 +58,22 @@ public struct AgentSetting: Sendable {
         },
         .init("caFile", "AUDITD_CA_FILE", "CA bundle (PEM) trusted for https (default: system roots)") {
             $0.caFile = $1
+        },
+        .init("pinSha256", "AUDITD_PIN_SHA256", "pins of the collector's key, base64 SHA-256 of its SPKI (repeatable)")
+        {
+            config,
+            text in
+            let parts = text.split(whereSeparator: { $0 == " " || $0 == "," || $0.isNewline })
+            guard !parts.isEmpty else { throw ParseFailure("expected one or more base64 pins") }
+            config.pins = try Set(
+                parts.map { part in
+                    do {
+                        return try CertificatePin(base64: String(part))
+                    } catch {
+                        throw ParseFailure("\(error)")
+                    }
+                }
+            )
         },
         .init("tlsClientCert", "AUDITD_TLS_CLIENT_CERT", "client certificate (PEM) for mTLS") {
             $0.tlsClientCertificateFile = $1

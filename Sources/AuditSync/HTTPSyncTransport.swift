@@ -8,7 +8,8 @@ import NIOHTTP1
 import NIOPosix
 import AuditStore
 
-/// ``SyncTransport`` over HTTP(S) with AsyncHTTPClient: `POST <backend>/v1/audit/events` (docs/PROTOCOL.md).
+/// ``SyncTransport`` over HTTP(S) with AsyncHTTPClient: `POST <backend>/v1/audit/events` (docs/PROTOCOL.md). With
+/// certificate pins (``SyncTLS/pins``), over ``PinnedHTTPClient``, which checks them on each connection.
 ///
 /// Not URLSession: on Linux, FoundationNetworking spins a core while it waits for the answer to any request body
 /// larger than 64 KiB (measured: 0.85 s of CPU per second of waiting), and a batch of 1000 entries is about 1 MB.
@@ -19,6 +20,11 @@ public final class HTTPSyncTransport: SyncTransport {
     private let token: String?
     private let timeout: Duration
     private let tls: SyncTLS?
+    private let reuseConnections: Bool
+    /// The client of an `https://` backend with pinned keys; nil without pins (AsyncHTTPClient then).
+    private let pinned: PinnedHTTPClient?
+    /// Why no request can be sent: pins for a backend that is not `https://` (nothing would check them).
+    private let unusable: String?
 
     /// How long establishing a connection may take.
     static let connectTimeout: Duration = .seconds(10)
@@ -44,26 +50,111 @@ public final class HTTPSyncTransport: SyncTransport {
     ///   - backend: the backend's base URL, e.g. `http://127.0.0.1:8080` or `https://audit.example.com`.
     ///   - token: the bearer token, if the backend wants one.
     ///   - timeout: the whole request's deadline.
-    ///   - tls: whom an `https://` backend's certificate must chain to, and the client certificate for mTLS; nil
-    ///     for the system's roots and none.
-    public init(backend: URL, token: String?, timeout: Duration = .seconds(30), tls: SyncTLS? = nil) {
+    ///   - tls: whom an `https://` backend's certificate must chain to, the pins its key must match, and the client
+    ///     certificate for mTLS; nil for the system's roots, no pin and no client certificate. With pins, every
+    ///     request (the key fetch and the probe included) goes over ``PinnedHTTPClient``.
+    public convenience init(backend: URL, token: String?, timeout: Duration = .seconds(30), tls: SyncTLS? = nil) {
+        self.init(backend: backend, token: token, timeout: timeout, tls: tls, reuseConnections: true)
+    }
+
+    /// Creates a transport; `reuseConnections` false closes each connection after its request (the benchmark's
+    /// "new connection per batch").
+    package init(backend: URL, token: String?, timeout: Duration, tls: SyncTLS?, reuseConnections: Bool) {
         self.url = backend.appendingPathComponent("v1/audit/events")
         self.token = token
         self.timeout = timeout
         self.tls = tls
+        self.reuseConnections = reuseConnections
+        let https = backend.scheme?.lowercased() == "https"
+        if let tls, !tls.pins.isEmpty, let context = tls.pinnedContext, https, let host = backend.host {
+            var name = host
+            if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+            pinned = PinnedHTTPClient(
+                host: name,
+                port: backend.port ?? 443,
+                context: context,
+                pins: tls.pins,
+                connectTimeout: Self.connectTimeout,
+                reuseConnections: reuseConnections
+            )
+            unusable = nil
+        } else {
+            pinned = nil
+            unusable =
+                tls?.pins.isEmpty == false
+                ? "certificate pins (pinSha256) need an https:// backend: nothing is sent to \(backend)" : nil
+        }
     }
 
-    /// A request to `url` with the TLS settings and the token.
-    private func request(_ url: URL, method: HTTPMethod) -> HTTPClientRequest {
+    /// What came back to one request.
+    private struct Answer {
+        var status: Int
+        var retryAfter: String?
+        var body: [UInt8]
+    }
+
+    /// Why a request was not sent.
+    private struct Unusable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Sends one request to `url` with the TLS settings and the token, and reads the answer up to `maxBytes`.
+    /// - Throws: what the client threw: no answer, or a larger one (`NIOTooManyBytesError`).
+    private func execute(
+        _ url: URL,
+        _ method: HTTPMethod,
+        headers: [(String, String)] = [],
+        body: [UInt8]? = nil,
+        timeout: Duration,
+        maxBytes: Int
+    ) async throws -> Answer {
+        if let unusable { throw Unusable(description: unusable) }
+        var headers = headers
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        if let pinned {
+            let answer = try await pinned.execute(
+                method,
+                Self.target(of: url),
+                headers: HTTPHeaders(headers),
+                body: body,
+                timeout: timeout,
+                maxResponseBytes: maxBytes
+            )
+            return Answer(
+                status: answer.status,
+                retryAfter: answer.headers.first(name: "Retry-After"),
+                body: answer.body
+            )
+        }
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = method
         if let tls, url.scheme?.lowercased() == "https" { request.tlsConfiguration = tls.configuration }
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        return request
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if !reuseConnections { request.headers.add(name: "Connection", value: "close") }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await Self.client.execute(request, timeout: .milliseconds(timeout.milliseconds))
+        let collected = try await response.body.collect(upTo: maxBytes)
+        return Answer(
+            status: Int(response.status.code),
+            retryAfter: response.headers.first(name: "Retry-After"),
+            body: Array(collected.readableBytesView)
+        )
     }
 
-    /// The reason for a request that got no HTTP answer; a TLS failure says which (expired, unknown CA, host name).
+    /// The path and query of `url`, as a request line carries them.
+    package static func target(of url: URL) -> String {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        var target = components?.percentEncodedPath ?? ""
+        if target.isEmpty { target = "/" }
+        if let query = components?.percentEncodedQuery { target += "?" + query }
+        return target
+    }
+
+    /// The reason for a request that got no HTTP answer; a TLS failure says which (expired, unknown CA, host name,
+    /// pin mismatch).
     private func reason(for error: any Error) async -> String {
+        if let error = error as? PinnedHTTPClient.Failure { return error.description }
+        if let error = error as? Unusable { return error.description }
         if let host = url.host, url.scheme?.lowercased() == "https",
             let reason = await TLSDiagnosis.reason(for: error, host: host, port: url.port ?? 443)
         {
@@ -78,45 +169,39 @@ public final class HTTPSyncTransport: SyncTransport {
     var probeTimeout: Duration { min(timeout, Self.connectTimeout) }
 
     public func send(_ batch: SyncBatch) async -> TransportOutcome {
-        var request = request(url, method: .POST)
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "Idempotency-Key", value: batch.batchId)
-        request.body = .bytes(ByteBuffer(bytes: batch.json.canonicalBytes))
         do {
-            let response = try await Self.client.execute(request, timeout: .milliseconds(timeout.milliseconds))
-            let body = try await response.body.collect(upTo: Self.maxResponseBytes)
-            return .response(
-                status: Int(response.status.code),
-                retryAfter: response.headers.first(name: "Retry-After"),
-                body: Array(body.readableBytesView)
+            let answer = try await execute(
+                url,
+                .POST,
+                headers: [("Content-Type", "application/json"), ("Idempotency-Key", batch.batchId)],
+                body: batch.json.canonicalBytes,
+                timeout: timeout,
+                maxBytes: Self.maxResponseBytes
             )
+            return .response(status: answer.status, retryAfter: answer.retryAfter, body: answer.body)
         } catch {
             return .failure(await reason(for: error))
         }
     }
 
     public func isReachable() async -> Bool {
-        let request = request(url, method: .GET)
         do {
-            let response = try await Self.client.execute(request, timeout: .milliseconds(probeTimeout.milliseconds))
             // Any answer means the backend is back, whatever it says to a GET; the body is read only to free the
             // connection (a large one is cut short, which does not change the answer).
-            _ = try? await response.body.collect(upTo: 64 * 1024)
+            _ = try await execute(url, .GET, timeout: probeTimeout, maxBytes: 64 * 1024)
             return true
         } catch {
-            return false
+            return error is NIOTooManyBytesError
         }
     }
 
     public func collectorKey() async -> Curve25519.Signing.PublicKey? {
         let keyURL = url.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("v1/collector/key")
-        let request = request(keyURL, method: .GET)
         do {
-            let response = try await Self.client.execute(request, timeout: .milliseconds(probeTimeout.milliseconds))
-            let body = try await response.body.collect(upTo: 64 * 1024)
-            guard response.status == .ok else { return nil }
-            return try CollectorPublicKey.parse(Array(body.readableBytesView))
+            let answer = try await execute(keyURL, .GET, timeout: probeTimeout, maxBytes: 64 * 1024)
+            guard answer.status == 200 else { return nil }
+            return try CollectorPublicKey.parse(answer.body)
         } catch {
             return nil
         }

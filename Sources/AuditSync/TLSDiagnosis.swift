@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -6,12 +6,12 @@ import NIOSSL
 /// Why a TLS handshake with the backend failed, in words an operator can act on: BoringSSL says only "certificate
 /// verify failed", so the certificate the backend presents is fetched once more, on a connection that checks
 /// nothing and sends nothing, and its dates are read.
-enum TLSDiagnosis {
+package enum TLSDiagnosis {
     /// The reason for a failed handshake with `host:port`.
     /// - Parameters:
     ///   - error: what the request failed with.
     ///   - now: the time the certificate's dates are compared with.
-    static func reason(for error: any Error, host: String, port: Int, now: Date = Date()) async -> String? {
+    package static func reason(for error: any Error, host: String, port: Int, now: Date = Date()) async -> String? {
         if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
             return "TLS: the collector's certificate does not name \(host) (wrong host name)"
         }

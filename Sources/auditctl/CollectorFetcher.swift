@@ -1,13 +1,15 @@
 import AsyncHTTPClient
 import AuditChain
+import AuditSync
 import AuditWire
 import Foundation
 import NIOCore
 import NIOHTTP1
 
 /// GET requests to a collector, for `prove` and `verify-consistency --collector`: AsyncHTTPClient, as the agent's
-/// transport (``AuditSync/HTTPSyncTransport``) uses it. No redirect is followed and nothing is decompressed; every
-/// answer is read up to a bound the caller gives, and a larger one is refused.
+/// transport (``AuditSync/HTTPSyncTransport``) uses it, or with certificate pins ``AuditSync/PinnedHTTPClient``. No
+/// redirect is followed and nothing is decompressed; every answer is read up to a bound the caller gives, and a
+/// larger one is refused.
 struct CollectorFetcher {
     /// An HTTP answer: its status and body.
     struct Answer {
@@ -19,22 +21,28 @@ struct CollectorFetcher {
     let base: String
     /// The bearer token, when the collector requires one.
     let token: String?
+    /// The TLS settings of an `https://` collector; nil for the system's roots, no pin, no client certificate.
+    let tls: SyncTLS?
     /// The deadline of one request, connection included.
     var timeout: TimeAmount = .seconds(30)
 
     /// A fetcher of `collector`, a `http://` or `https://` URL with no query.
-    /// - Throws: ``CLIError`` for another URL.
-    init(collector: String, token: String?) throws {
+    /// - Throws: ``CLIError`` for another URL, or pins for an `http://` one (nothing would check them).
+    init(collector: String, token: String?, tls: SyncTLS? = nil) throws {
         guard let url = URL(string: collector), let scheme = url.scheme?.lowercased(),
             ["http", "https"].contains(scheme),
             url.host != nil, url.query == nil, url.fragment == nil
         else {
             throw CLIError("--collector: \"\(collector)\" is not an http:// or https:// URL")
         }
+        if scheme == "http", tls?.pins.isEmpty == false {
+            throw CLIError("--pin-sha256 pins an https:// collector's key; \(collector) is plain http")
+        }
         var base = collector
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
         self.token = token
+        self.tls = tls
     }
 
     /// `GET <base><path>`: the status and the body.
@@ -44,6 +52,38 @@ struct CollectorFetcher {
     ///   - maxBytes: the largest body read.
     /// - Throws: ``CLIError`` when no answer came (connection refused, timeout) or the body is larger than `maxBytes`.
     func get(_ path: String, maxBytes: Int) async throws -> Answer {
+        guard let url = URL(string: base + path), let host = url.host else {
+            throw CLIError("GET \(base + path): not a URL")
+        }
+        let https = url.scheme?.lowercased() == "https"
+        if let tls, https, let context = tls.pinnedContext {
+            var name = host
+            if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+            let client = PinnedHTTPClient(
+                host: name,
+                port: url.port ?? 443,
+                context: context,
+                pins: tls.pins,
+                connectTimeout: .seconds(10),
+                reuseConnections: false
+            )
+            var headers = HTTPHeaders()
+            if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+            do {
+                let answer = try await client.execute(
+                    .GET,
+                    HTTPSyncTransport.target(of: url),
+                    headers: headers,
+                    timeout: .nanoseconds(timeout.nanoseconds),
+                    maxResponseBytes: maxBytes
+                )
+                return Answer(status: answer.status, body: answer.body)
+            } catch is NIOTooManyBytesError {
+                throw CLIError("the collector's answer to GET \(path) is larger than \(maxBytes) bytes")
+            } catch {
+                throw CLIError("GET \(base + path): no answer from the collector (\(await describe(error, url)))")
+            }
+        }
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
@@ -53,6 +93,7 @@ struct CollectorFetcher {
         var request = HTTPClientRequest(url: base + path)
         request.method = .GET
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let tls, https { request.tlsConfiguration = tls.configuration }
         let result: Result<Answer, any Error>
         do {
             let response = try await client.execute(request, timeout: timeout)
@@ -61,10 +102,24 @@ struct CollectorFetcher {
         } catch is NIOTooManyBytesError {
             result = .failure(CLIError("the collector's answer to GET \(path) is larger than \(maxBytes) bytes"))
         } catch {
-            result = .failure(CLIError("GET \(base + path): no answer from the collector (\(Self.describe(error)))"))
+            result = .failure(
+                CLIError("GET \(base + path): no answer from the collector (\(await describe(error, url)))")
+            )
         }
         try? await client.shutdown()
         return try result.get()
+    }
+
+    /// Why a request to `url` got no answer, shortly; a TLS failure says which, as the agent says it (expired,
+    /// unknown CA, wrong host name, pin mismatch).
+    func describe(_ error: any Error, _ url: URL) async -> String {
+        if let error = error as? PinnedHTTPClient.Failure { return error.description }
+        if url.scheme?.lowercased() == "https", let host = url.host,
+            let reason = await TLSDiagnosis.reason(for: error, host: host, port: url.port ?? 443)
+        {
+            return reason
+        }
+        return Self.describe(error)
     }
 
     /// Why a request got no answer, shortly.

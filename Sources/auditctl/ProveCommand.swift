@@ -28,6 +28,7 @@ struct ProveCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The collector's base URL, e.g. http://127.0.0.1:8080.") var collector: String
     @Option(name: .long, help: "Bearer token (visible in the process list: prefer --token-file).") var token: String?
     @Option(name: .long, help: "File holding the bearer token (mode 0600).") var tokenFile: String?
+    @OptionGroup var tls: CollectorTLSOptions
     @Option(name: .long, help: "The log, 32 hex digits (instead of the state directory's log).") var logId: String?
     @Option(name: .long, help: "The entry's sequence number.") var seq: UInt64
     @Option(name: .long, help: "The proof file to write.") var out: String
@@ -37,7 +38,7 @@ struct ProveCommand: AsyncParsableCommand {
     func run() async throws {
         let token = try bearerToken(token: token, tokenFile: tokenFile)
         let key = try collectorKey.map(ProofChecks.collectorKey)
-        let fetcher = try CollectorFetcher(collector: collector, token: token)
+        let fetcher = try CollectorFetcher(collector: collector, token: token, tls: tls.make())
         let (logId, local) = try target()
         let path = "/v1/logs/\(Hex.encode(logId))/proof?seq=\(seq)"
         let answer = try await fetcher.get(path, maxBytes: ProofAnswer.maxBytes)

@@ -32,13 +32,16 @@ struct VerifyConsistencyCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Fetch the proof from this collector instead.") var collector: String?
     @Option(name: .long, help: "Bearer token (visible in the process list: prefer --token-file).") var token: String?
     @Option(name: .long, help: "File holding the bearer token (mode 0600).") var tokenFile: String?
+    @OptionGroup var tls: CollectorTLSOptions
 
     func run() async throws {
         guard (proof == nil) != (collector == nil) else { throw CLIError("give --proof FILE or --collector URL") }
         if proof != nil, token != nil || tokenFile != nil { throw CLIError("--token goes with --collector") }
+        let tls = try tls.make()
+        if proof != nil, tls != nil { throw CLIError("--ca-file, --pin-sha256 and --tls-client-* go with --collector") }
         let key = try ProofChecks.collectorKey(collectorKey)
         let token = try bearerToken(token: token, tokenFile: tokenFile)
-        let fetcher = try collector.map { try CollectorFetcher(collector: $0, token: token) }
+        let fetcher = try collector.map { try CollectorFetcher(collector: $0, token: token, tls: tls) }
         let oldBytes = try ProofChecks.read(old, maxBytes: SignedNote.Limits().maxBytes)
         let newBytes = try ProofChecks.read(new, maxBytes: SignedNote.Limits().maxBytes)
         let proofBytes = try proof.map { try ProofChecks.read($0, maxBytes: ProofHashes.maxHashes * 45) }

@@ -33,6 +33,13 @@ struct RunCommand: AsyncParsableCommand {
     var collectorKey: String?
     @Option(help: "CA bundle (PEM) an https backend's certificate must chain to (default: the system's roots).")
     var caFile: String?
+    @Option(
+        help: """
+            Pin of the collector's key: base64 SHA-256 of its certificate's DER SubjectPublicKeyInfo (RFC 7469 \
+            pin-sha256), checked besides the CA; repeatable, one must match.
+            """
+    )
+    var pinSha256: [String] = []
     @Option(help: "Client certificate chain (PEM) for a collector that requires mTLS.") var tlsClientCert: String?
     @Option(help: "Its private key (PEM, mode 0600; refused if group/others can read it).") var tlsClientKey: String?
     @Flag(help: "Allow an http:// backend that is not on loopback (token and metadata in clear).")
@@ -83,7 +90,8 @@ struct RunCommand: AsyncParsableCommand {
     var flags: [String: String] {
         let values: [String: String?] = [
             "stateDir": stateDir, "deviceId": deviceId, "catalogue": catalogue, "backend": backend, "token": token,
-            "tokenFile": tokenFile, "collectorKey": collectorKey, "caFile": caFile, "tlsClientCert": tlsClientCert,
+            "tokenFile": tokenFile, "collectorKey": collectorKey, "caFile": caFile,
+            "pinSha256": pinSha256.isEmpty ? nil : pinSha256.joined(separator: " "), "tlsClientCert": tlsClientCert,
             "tlsClientKey": tlsClientKey, "allowPlainHttp": allowPlainHttp ? "true" : nil,
             "witnessKey": witnessKey.isEmpty ? nil : witnessKey.joined(separator: " "), "witnessQuorum": witnessQuorum,
             "socket": socket, "listen": listen,

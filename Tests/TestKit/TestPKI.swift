@@ -60,6 +60,15 @@ package struct TestPKI: Sendable {
         try issue("client", by: "ca", extensions: "extendedKeyUsage=clientAuth\n", days: "2")
     }
 
+    /// The RFC 7469 pin-sha256 of a PEM certificate's key, computed with the `openssl` command line as
+    /// docs/PROTOCOL.md section 1.1 tells operators to (`x509 -pubkey`, `pkey -pubin -outform der`, `dgst -sha256
+    /// -binary`, base64).
+    package func pin(of certificate: String) throws -> String {
+        let publicKey = try openssl(["x509", "-in", certificate, "-pubkey", "-noout"])
+        let der = try openssl(["pkey", "-pubin", "-outform", "der"], input: publicKey)
+        return try openssl(["dgst", "-sha256", "-binary"], input: der).base64EncodedString()
+    }
+
     /// The subject of the issuer of the certificate a TLS server on `127.0.0.1:port` presents to a new connection
     /// (`openssl s_client`, which verifies nothing); nil if no handshake got that far.
     package func presentedIssuer(port: Int) -> String? {
