@@ -94,7 +94,9 @@ struct CollectorWitnessTests {
             await witness.stop()
             let started = ContinuousClock.now
             let note = try await Self.post(chain, [0, 1, 2], treeSize: nil, client)
-            #expect(ContinuousClock.now - started < .seconds(20))
+            // A refused connection, not the 60 s witness timeout of the fixture: the answer did not wait it out. (The
+            // bound is loose: a CI run under load once took 20.08 s for this batch.)
+            #expect(ContinuousClock.now - started < .seconds(50))
             #expect(note.signatures.count == 1)
             #expect(try endpoint.key.verify(note).isEmpty)
             // Back up, it cosigns the next answer from its empty state.
