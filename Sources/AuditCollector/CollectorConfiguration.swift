@@ -120,14 +120,9 @@ public struct CollectorConfiguration: Sendable {
     /// Sets `host` and `port` from `HOST:PORT` (`[::1]:PORT` for IPv6).
     /// - Throws: ``CollectorError`` if the text is not an address with a port.
     public mutating func setListen(_ text: String) throws(CollectorError) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-            (0...65535).contains(port)
-        else { throw CollectorError(.invalidConfiguration, "--listen must be HOST:PORT, got \"\(text)\"") }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { throw CollectorError(.invalidConfiguration, "--listen needs a host: \"\(text)\"") }
-        self.host = host
-        self.port = port
+        let address = try ListenAddress(parsing: text, flag: "--listen")
+        host = address.host
+        port = address.port
     }
 
     /// The bearer token: ``token``, else ``tokenFile`` (refused if group or others can read it), else nil.

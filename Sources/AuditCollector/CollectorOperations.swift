@@ -4,34 +4,7 @@ public import AuditServerKit
 /// (docs/PROTOCOL.md section 7).
 public struct CollectorOperations: Sendable, Hashable {
     /// A TCP address to listen on.
-    public struct Address: Sendable, Hashable, CustomStringConvertible {
-        /// The host name or IP address.
-        public var host: String
-        /// The port; 0 picks a free one.
-        public var port: Int
-
-        /// Creates an address.
-        public init(host: String, port: Int) {
-            self.host = host
-            self.port = port
-        }
-
-        /// Parses `HOST:PORT` (`[::1]:PORT` for IPv6).
-        /// - Throws: ``CollectorError`` (``CollectorError/Code/invalidConfiguration``) naming `flag`.
-        public init(parsing text: String, flag: String) throws(CollectorError) {
-            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-                (0...65535).contains(port)
-            else { throw CollectorError(.invalidConfiguration, "\(flag) must be HOST:PORT, got \"\(text)\"") }
-            var host = String(text[..<colon])
-            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            guard !host.isEmpty else {
-                throw CollectorError(.invalidConfiguration, "\(flag) needs a host: \"\(text)\"")
-            }
-            self.init(host: host, port: port)
-        }
-
-        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
-    }
+    public typealias Address = ListenAddress
 
     /// The metrics listener (`GET /metrics`, `/healthz`, `/readyz`, plain HTTP, no token); nil for none. A
     /// non-loopback address needs ``CollectorConfiguration/allowPlainHTTP``.
@@ -82,4 +55,16 @@ public struct CollectorOperations: Sendable, Hashable {
 extension Duration {
     /// Seconds as a log or a reason shows them: `2`, `0.25`.
     var secondsText: String { CollectorMetrics.Snapshot.number(CollectorMetrics.seconds(self)) }
+}
+
+extension ListenAddress {
+    /// Parses `HOST:PORT` (`[::1]:PORT` for IPv6) given with the collector's flag `flag`.
+    /// - Throws: ``CollectorError`` (``CollectorError/Code/invalidConfiguration``) naming `flag`.
+    public init(parsing text: String, flag: String) throws(CollectorError) {
+        do {
+            try self.init(parsing: text)
+        } catch {
+            throw CollectorError(.invalidConfiguration, error.message(flag, text: text))
+        }
+    }
 }

@@ -1,5 +1,5 @@
 public import Hummingbird
-import AuditServerKit
+public import AuditServerKit
 import Logging
 import ServiceLifecycle
 public import UnixSignals

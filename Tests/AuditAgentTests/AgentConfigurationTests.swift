@@ -1,4 +1,5 @@
 import AuditAgent
+import AuditServerKit
 import AuditStore
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import AuditAgent
+import AuditServerKit
 import AuditChain
 import AuditStore
 import Foundation

@@ -57,17 +57,7 @@ struct CollectorCrashTests {
             if reached < batches.count { killedMidway += 1 }
 
             // The database as the crash left it: the tree is exactly the entries up to the head, in order.
-            let store = try CollectorStore(path: directory.database)
-            if let head = try await store.head(logId: chain.logId) {
-                #expect(head.seq >= acknowledged, "round \(round): acknowledged \(acknowledged), head \(head.seq)")
-                let held = try await store.entries(logId: chain.logId).filter { $0.seq <= head.seq }
-                #expect(held.map(\.seq) == Array(0...head.seq), "round \(round)")
-                let tree = try await store.treeHead(logId: chain.logId)
-                #expect(tree.size == head.seq + 1, "round \(round)")
-                #expect(tree.root == MerkleTree(leaves: held.map(\.bytes)).root(), "round \(round)")
-            } else {
-                #expect(acknowledged == 0)
-            }
+            try await StoredLog.expectIntact(directory, chain, acknowledged: acknowledged == 0 ? nil : acknowledged)
         }
         #expect(killedMidway > 0, "no round was killed while batches were still being sent")
         // A last run delivers the rest (the last batch again if nothing is left); the final tree holds every entry.

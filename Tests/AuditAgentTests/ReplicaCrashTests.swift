@@ -24,24 +24,6 @@ struct ReplicaCrashTests {
         return (server, CollectorClient(port: server.port, token: nil))
     }
 
-    /// The stored tree is exactly the entries the head covers, and the head is at or past `acknowledged`.
-    static func expectIntact(_ directory: CollectorTempDir, _ chain: CollectorChain, acknowledged: UInt64?) async throws
-    {
-        let store = try await directory.openStore()
-        defer { Task { await store.close() } }
-        guard let head = try await store.head(logId: chain.logId) else {
-            #expect(acknowledged == nil)
-            return
-        }
-        if let acknowledged { #expect(head.seq >= acknowledged, "acknowledged \(acknowledged), head \(head.seq)") }
-        let held = try await store.entries(logId: chain.logId).filter { $0.seq <= head.seq }
-        #expect(held.map(\.seq) == Array(0...head.seq))
-        #expect(held.map(\.bytes) == chain.entries.prefix(held.count).map(\.serialized))
-        let tree = try await store.treeHead(logId: chain.logId)
-        #expect(tree.size == head.seq + 1)
-        #expect(tree.root == MerkleTree(leaves: held.map(\.bytes)).root())
-    }
-
     @Test("SIGKILL of one replica while batches alternate: nothing acknowledged is lost, the other goes on")
     func killOneReplica() async throws {
         let directory = try CollectorTempDir(engine: .postgres)
@@ -87,7 +69,7 @@ struct ReplicaCrashTests {
         #expect(killedMidway, "the feeder finished before the kill")
         #expect(delivered == batches.count, "replica B did not take over")
         if killedMidway { #expect(failovers >= 1) }
-        try await Self.expectIntact(directory, chain, acknowledged: acknowledged)
+        try await StoredLog.expectIntact(directory, chain, acknowledged: acknowledged)
         #expect(acknowledged == UInt64(chain.entries.count - 1))
 
         // The restarted replica serves the same log beside the other: every batch again (all duplicates), each
@@ -105,7 +87,7 @@ struct ReplicaCrashTests {
         let checkpoint = try Checkpoint(parsing: try SignedNote(parsing: Array(receipt.checkpoint.utf8)).text)
         #expect(checkpoint.size == UInt64(chain.entries.count))
         #expect(checkpoint.rootHash == MerkleTree(leaves: chain.entries.map(\.serialized)).root())
-        try await Self.expectIntact(directory, chain, acknowledged: receipt.seq)
+        try await StoredLog.expectIntact(directory, chain, acknowledged: receipt.seq)
         #expect(await a.terminate().status == 0)
         #expect(await b.terminate().status == 0)
     }

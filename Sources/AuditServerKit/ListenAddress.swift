@@ -11,22 +11,31 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Parses `HOST:PORT`.
-    /// - Throws: ``AgentError`` (``AgentError/Code/invalidConfiguration``) if the text has no host or port.
-    public init(parsing text: String, setting: String) throws(AgentError) {
+    /// Why a text is not an address.
+    public enum Problem: Error, Sendable, Equatable {
+        /// Not `HOST:PORT` with a port from 0 to 65535.
+        case notHostPort
+        /// `:PORT` without a host.
+        case noHost(port: Int)
+
+        /// The problem in words, for the flag or setting `name`.
+        public func message(_ name: String, text: String) -> String {
+            switch self {
+            case .notHostPort: return "\(name) must be HOST:PORT (e.g. 127.0.0.1:8470), got \"\(text)\""
+            case .noHost(let port): return "\(name) needs a host, e.g. 127.0.0.1:\(port); got \"\(text)\""
+            }
+        }
+    }
+
+    /// Parses `HOST:PORT` (`[::1]:PORT` for IPv6), the one parser of the agent's and the collector's listen flags.
+    /// - Throws: ``Problem``.
+    public init(parsing text: String) throws(Problem) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
             (0...65535).contains(port)
-        else {
-            throw AgentError(
-                .invalidConfiguration,
-                "\(setting) must be HOST:PORT (e.g. 127.0.0.1:8470), got \"\(text)\""
-            )
-        }
+        else { throw .notHostPort }
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else {
-            throw AgentError(.invalidConfiguration, "\(setting) needs a host, e.g. 127.0.0.1:\(port); got \"\(text)\"")
-        }
+        guard !host.isEmpty else { throw .noHost(port: port) }
         self.init(host: host, port: port)
     }
 
