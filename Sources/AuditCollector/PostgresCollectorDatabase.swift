@@ -263,22 +263,12 @@ struct PostgresSession: SQLSession {
             }
         }
         let query = PostgresQuery(unsafeSQL: sql, binds: binds)
-        let connection = self.connection
-        let logger = self.logger
-        let rows = try connection.eventLoop.makeFutureWithTask {
-            try await connection.query(query, logger: logger).collect()
-        }.wait()
-        return try rows.map(Self.row)
-    }
-
-    static func row(_ row: PostgresRow) throws -> SQLRow {
-        var names: [String] = []
-        var values: [SQLValue] = []
-        for cell in row {
-            names.append(cell.columnName)
-            values.append(try value(cell))
-        }
-        return SQLRow(names: names, values: values)
+        // PostgresNIO's EventLoopFuture interface: the answer is collected on the connection's event loop and this
+        // thread (one of the engine's own, never an event loop's) waits for it, with no task in between.
+        let rows = try connection.query(query, logger: logger).wait().rows
+        guard let first = rows.first else { return [] }
+        let names = first.map(\.columnName)
+        return try rows.map { row in SQLRow(names: names, values: try row.map(Self.value)) }
     }
 
     static func value(_ cell: PostgresCell) throws -> SQLValue {

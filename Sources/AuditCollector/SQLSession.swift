@@ -84,24 +84,39 @@ extension SQLSession {
     func execute(_ sql: String) throws { try execute(sql, []) }
 }
 
-/// One row of a result, its columns by position and by name (names compared without case: PostgreSQL folds
-/// unquoted identifiers to lower case).
+/// One row of a result, its columns by position and by name (names compared without ASCII case: PostgreSQL folds
+/// unquoted identifiers to lower case). The rows of one result share one array of names.
 public struct SQLRow: Sendable, Equatable {
-    /// The column names, lower-cased.
+    /// The column names, as the engine gives them.
     public let names: [String]
     /// The values, in column order.
     public let values: [SQLValue]
 
     public init(names: [String], values: [SQLValue]) {
-        self.names = names.map { $0.lowercased() }
+        self.names = names
         self.values = values
     }
 
     func value(_ column: String) throws(CollectorError) -> SQLValue {
-        guard let index = names.firstIndex(of: column.lowercased()) else {
+        guard let index = names.firstIndex(where: { Self.sameIgnoringCase($0, column) }) else {
             throw CollectorError(.corruptState, "the collector's database returned no column \(column)")
         }
         return values[index]
+    }
+
+    /// Whether two names are equal but for ASCII case, without allocating.
+    static func sameIgnoringCase(_ a: String, _ b: String) -> Bool {
+        var left = a.utf8.makeIterator()
+        var right = b.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return true
+            case (let x?, let y?):
+                if x == y { continue }
+                if x | 0x20 != y | 0x20 || !(UInt8(ascii: "a")...UInt8(ascii: "z")).contains(x | 0x20) { return false }
+            default: return false
+            }
+        }
     }
 
     func value(at index: Int) throws(CollectorError) -> SQLValue {
