@@ -21,7 +21,15 @@ extension CollectorStore {
 
     /// A log's tree over its stored tiles (``MerkleTiles``).
     static func treeTiles(_ db: any SQLSession, logId: [UInt8]) throws -> MerkleTiles {
-        MerkleTiles { level, index in try storedTile(db, logId: logId, level: level, index: index) }
+        // Each tile is read once per use of the tiles (a receipt's root and two proofs read the same right-edge
+        // tiles): the transaction sees one state, so a tile read again would be the same bytes.
+        let cache = TileCache()
+        return MerkleTiles { level, index in
+            if let tile = cache.tiles[TileCache.Key(level: level, index: index)] { return tile }
+            let tile = try storedTile(db, logId: logId, level: level, index: index)
+            cache.tiles[TileCache.Key(level: level, index: index)] = tile
+            return tile
+        }
     }
 
     /// Appends to the tree every held entry the head covers and the tree does not: seqs above `coveredSeq` up to
@@ -116,4 +124,14 @@ extension CollectorStore {
             return try tiles.nodes().consistencyProof(first: first, second: second)
         }
     }
+}
+
+/// The tiles one ``MerkleTiles`` has read, within one transaction.
+final class TileCache {
+    struct Key: Hashable {
+        var level: Int
+        var index: UInt64
+    }
+
+    var tiles: [Key: [UInt8]] = [:]
 }
