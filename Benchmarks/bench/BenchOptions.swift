@@ -47,7 +47,7 @@ struct BenchOptions: Sendable {
           recovery     a burst of whole-request 400s, then the collector returns: time to a verified copy
           transparency the collector's Merkle tree: append cost per entry, inclusion proofs in a 1M-leaf tree
           fleet        collector ingest over HTTP, many logs at once: SQLite, PostgreSQL with one and two replicas
-                       (AUDIT_BENCH_POSTGRES_URL or AUDIT_TEST_POSTGRES_URL), as a ratio to verify × cores
+                       (AUDIT_BENCH_POSTGRES_URL: a database it empties), as a ratio to verify × cores
           tls          what TLS costs a batch: the same batches over HTTP and HTTPS (kept-alive, new connection, pinned)
 
         Options:

@@ -11,8 +11,8 @@ import Logging
 /// database, each log's batches going to both in turn), each rate a ratio to Ed25519 verify × cores measured in the
 /// same run. Every entry's signature is verified on ingest: verification bounds the rate unless storage does.
 ///
-/// PostgreSQL comes from `AUDIT_BENCH_POSTGRES_URL` (a database the bench may empty), else from the suite's
-/// `AUDIT_TEST_POSTGRES_URL` (`eval "$(scripts/pg-test-server start)"`); without either, only SQLite is measured.
+/// PostgreSQL comes from `AUDIT_BENCH_POSTGRES_URL`, a database the bench empties of the collector's tables (the
+/// private server of `scripts/pg-test-server` is the one to use); without it, only SQLite is measured.
 enum FleetBench {
     static let tables = [
         "entries", "keys", "removals", "incidents", "incidentsNotKept", "heads", "batches", "metadata", "trees",
@@ -54,13 +54,14 @@ enum FleetBench {
             ("SQLite, one process", folder + "/collector.sqlite", 1)
         ]
         let environment = ProcessInfo.processInfo.environment
-        if let url = environment["AUDIT_BENCH_POSTGRES_URL"] ?? environment["AUDIT_TEST_POSTGRES_URL"] {
+        if let url = environment["AUDIT_BENCH_POSTGRES_URL"], !url.isEmpty {
             configurations.append(("PostgreSQL, one replica", url, 1))
             configurations.append(("PostgreSQL, two replicas", url, 2))
         } else {
             Summary.say(
-                "  no PostgreSQL: set AUDIT_BENCH_POSTGRES_URL, or run `eval \"$(scripts/pg-test-server start)\"` "
-                    + "first; measuring SQLite alone"
+                "  no PostgreSQL: set AUDIT_BENCH_POSTGRES_URL to a database the bench may empty (after `eval "
+                    + "\"$(scripts/pg-test-server start)\"`, AUDIT_BENCH_POSTGRES_URL=$AUDIT_TEST_POSTGRES_URL); "
+                    + "measuring SQLite alone"
             )
         }
         // A fleet at one event per device per minute sends mostly one-entry batches: each is a transaction and a

@@ -124,7 +124,7 @@ enum CollectorSchema {
     /// The newest version this collector knows.
     static var latest: Int64 { migrations.last?.version ?? 0 }
 
-    /// Applies the missing migrations, then rebuilds any leaf index a tree lacks. Run in an `exclusive`
+    /// Applies the missing migrations, then (SQLite) rebuilds any leaf index a tree lacks. Run in an `exclusive`
     /// transaction.
     /// - Returns: the versions applied now.
     /// - Throws: ``CollectorError`` (``CollectorError/Code/corruptState``) for a database of another schema.
@@ -170,7 +170,9 @@ enum CollectorSchema {
             )
             applied.append(migration.version)
         }
-        try CollectorStore.rebuildMissingLeafIndexes(session)
+        // Only a SQLite database can hold a tree grown before the leaf index (PostgreSQL came after it); the check
+        // reads every tree's bundle count, which a replica starting on a fleet's database must not pay.
+        if dialect == .sqlite { try CollectorStore.rebuildMissingLeafIndexes(session) }
         return applied
     }
 
