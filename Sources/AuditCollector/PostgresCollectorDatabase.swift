@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// The engine for several collector replicas sharing one PostgreSQL database (docs/COLLECTOR.md section 3),
 /// through PostgresNIO's connection pool.
@@ -27,6 +28,8 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
     private let runner: Task<Void, Never>
     /// Where the database is (no password).
     public let settings: PostgresSettings
+    /// How long a transaction waits for a pooled connection (the database down, or every connection busy).
+    public let leaseTimeout: Duration
 
     public var dialect: SQLDialect { .postgres }
 
@@ -36,8 +39,14 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
     /// Checks with one connection that the server answers (so that a wrong address, password or certificate is
     /// reported at once, with the driver's reason), then opens a pool of at most `connections` connections.
     /// - Throws: ``CollectorError`` (``CollectorError/Code/storage``) when it cannot connect.
-    public init(settings: PostgresSettings, connections: Int = 16, logger: Logger) async throws {
+    public init(
+        settings: PostgresSettings,
+        connections: Int = 16,
+        leaseTimeout: Duration = .seconds(30),
+        logger: Logger
+    ) async throws {
         self.settings = settings
+        self.leaseTimeout = leaseTimeout
         self.logger = logger
         let tls = try Self.tls(settings)
         do {
@@ -164,26 +173,71 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
         var attempt = 1
         while true {
             do {
-                return try await client.withConnection { connection in
-                    let logger = self.logger
-                    return try await self.threads.runIfActive {
-                        let session = PostgresSession(connection: connection, logger: logger)
-                        try session.execute(begin, [])
-                        do {
-                            if let lock { try session.execute(lock.0, lock.1) }
-                            let result = try body(session)
-                            try session.execute("COMMIT", [])
-                            return result
-                        } catch {
-                            try? session.execute("ROLLBACK", [])
-                            throw error
-                        }
+                return try await leased { connection in
+                    let session = PostgresSession(connection: connection, logger: self.logger)
+                    try session.execute(begin, [])
+                    do {
+                        if let lock { try session.execute(lock.0, lock.1) }
+                        let result = try body(session)
+                        try session.execute("COMMIT", [])
+                        return result
+                    } catch {
+                        try? session.execute("ROLLBACK", [])
+                        throw error
                     }
                 }
             } catch let error as PSQLError where attempt < 5 && Self.isTransient(error) {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(5 * attempt))
             }
+        }
+    }
+
+    /// Whether a connection was leased in time, shared by the lease and its timer.
+    private final class LeaseState: Sendable {
+        enum Lease { case waiting, leased, timedOut }
+        private let lease = Mutex(Lease.waiting)
+
+        /// Moves from waiting to `next`; false when the other side moved first.
+        func claim(_ next: Lease) -> Bool {
+            lease.withLock { lease in
+                guard lease == .waiting else { return false }
+                lease = next
+                return true
+            }
+        }
+    }
+
+    /// Runs `work` on one of the engine's threads with a pooled connection, waiting at most ``leaseTimeout`` for the
+    /// connection: while the database is down, a request fails with a storage error instead of waiting for ever.
+    /// Once leased, the work runs to its end (a running transaction is never abandoned on a connection that goes
+    /// back to the pool).
+    private func leased<T: Sendable>(_ work: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        let state = LeaseState()
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await self.client.withConnection { connection in
+                    guard state.claim(.leased) else { throw CancellationError() }
+                    return try await self.threads.runIfActive { try work(connection) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: self.leaseTimeout)
+                if state.claim(.timedOut) {
+                    throw CollectorError(
+                        .storage,
+                        "no connection to the collector database \(self.settings) within \(self.leaseTimeout)"
+                    )
+                }
+                return nil
+            }
+            while let result = try await group.next() {
+                if let result {
+                    group.cancelAll()
+                    return result
+                }
+            }
+            throw CancellationError()
         }
     }
 

@@ -1,6 +1,7 @@
 import AuditChain
 import AuditCollector
 import Foundation
+import Logging
 import Testing
 import TestKit
 
@@ -159,5 +160,37 @@ struct PostgresStoreTests {
         } throws: { error in
             (error as? CollectorError)?.code == .storage && "\(error)".contains("127.0.0.1:1/none")
         }
+    }
+
+    @Test("a database that goes away mid-run: requests fail with a storage error after the lease timeout, no hang")
+    func databaseGoneMidRun() async throws {
+        let postgres = try PostgresFixture.makeDatabase()
+        defer { try? postgres.drop() }
+        let database = try await PostgresCollectorDatabase(
+            settings: try PostgresSettings(url: postgres.url),
+            connections: 2,
+            leaseTimeout: .seconds(2),
+            logger: Logger(label: "test")
+        )
+        let store = try await CollectorStore(database: database)
+        try await store.ping()
+        try postgres.drop()
+        let started = ContinuousClock.now
+        // The pooled connection was terminated with the database (that attempt fails with the driver's error); the
+        // next ones cannot be made, and wait no longer than the lease timeout.
+        var outcomes: [String] = []
+        for _ in 0..<5 {
+            do {
+                try await store.ping()
+                outcomes.append("answered")
+            } catch {
+                outcomes.append("\(error)")
+                if "\(error)".contains("no connection to the collector database") { break }
+            }
+        }
+        #expect(outcomes.last?.contains("no connection to the collector database") == true, "\(outcomes)")
+        #expect(!outcomes.contains("answered"), "\(outcomes)")
+        #expect(ContinuousClock.now - started < .seconds(60))
+        await store.close()
     }
 }
