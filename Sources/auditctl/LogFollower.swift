@@ -1,0 +1,48 @@
+import AuditStore
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Set by SIGINT or SIGTERM while `auditctl log --follow` polls.
+private let followStopRequested = Atomic<Bool>(false)
+
+/// `auditctl log --follow`: polls the local log for entries past the last one printed and prints them as they come,
+/// until SIGINT or SIGTERM (then it ends normally, exit 0) or `--limit`.
+struct LogFollower {
+    /// Between polls.
+    let pollMs: Int
+
+    func follow(_ storage: any LogStorage, scan: inout LogScan, from start: UInt64) throws {
+        signal(SIGINT) { _ in followStopRequested.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in followStopRequested.store(true, ordering: .relaxed) }
+        var next = start
+        fflush(stdout)
+        while !scan.isDone, next <= scan.query.toSeq {
+            if wait() { return }
+            while true {
+                let page = try storage.entries(from: next, through: scan.query.toSeq, limit: 1024)
+                guard let last = page.last else { break }
+                try scan.consume(page)
+                fflush(stdout)
+                guard last.seq < .max, !scan.isDone else { return }
+                next = last.seq + 1
+                if page.count < 1024 { break }
+            }
+        }
+    }
+
+    /// Sleeps one poll interval in short steps; true when a stop was requested.
+    private func wait() -> Bool {
+        var waited = 0
+        while waited < pollMs {
+            if followStopRequested.load(ordering: .relaxed) { return true }
+            let step = min(50, pollMs - waited)
+            usleep(UInt32(step) * 1000)
+            waited += step
+        }
+        return followStopRequested.load(ordering: .relaxed)
+    }
+}
