@@ -18,15 +18,21 @@ struct LogFollower {
     func follow(_ storage: any LogStorage, scan: inout LogScan, from start: UInt64) throws {
         signal(SIGINT) { _ in followStopRequested.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in followStopRequested.store(true, ordering: .relaxed) }
+        // A parent may have left them blocked (a blocked mask survives exec): a follower must hear them.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         var next = start
-        fflush(stdout)
+        fflush(nil)  // every output stream: standard output is a shared global in Swift 6
         while !scan.isDone, next <= scan.query.toSeq {
             if wait() { return }
             while true {
                 let page = try storage.entries(from: next, through: scan.query.toSeq, limit: 1024)
                 guard let last = page.last else { break }
                 try scan.consume(page)
-                fflush(stdout)
+                fflush(nil)  // every output stream: standard output is a shared global in Swift 6
                 guard last.seq < .max, !scan.isDone else { return }
                 next = last.seq + 1
                 if page.count < 1024 { break }
