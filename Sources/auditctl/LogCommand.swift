@@ -84,7 +84,12 @@ struct LogCommand: ParsableCommand {
             next = last.seq + 1
         }
         if follow {
-            try LogFollower(pollMs: pollMs).follow(storage, scan: &scan, from: scan.lastSeq.map { $0 + 1 } ?? next)
+            try LogFollower(pollMs: pollMs).follow(
+                storage,
+                scan: &scan,
+                from: scan.lastSeq.map { $0 + 1 } ?? next,
+                reloadKeys: opening ? { try loadDataKeys(from: keys) } : nil
+            )
         }
         scan.finish()
         try finish(scan)

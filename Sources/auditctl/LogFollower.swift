@@ -1,3 +1,4 @@
+import AuditChain
 import AuditStore
 import Foundation
 import Synchronization
@@ -15,7 +16,14 @@ struct LogFollower {
     /// Between polls.
     let pollMs: Int
 
-    func follow(_ storage: any LogStorage, scan: inout LogScan, from start: UInt64) throws {
+    /// Prints the entries from `start` on as they are sealed.
+    /// - Parameter reloadKeys: the data keys again, before new entries are opened (nil: nothing is opened).
+    func follow(
+        _ storage: any LogStorage,
+        scan: inout LogScan,
+        from start: UInt64,
+        reloadKeys: (() throws -> [KeyID: DataKey])?
+    ) throws {
         signal(SIGINT) { _ in followStopRequested.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in followStopRequested.store(true, ordering: .relaxed) }
         // A parent may have left them blocked (a blocked mask survives exec): a follower must hear them.
@@ -31,6 +39,7 @@ struct LogFollower {
             while true {
                 let page = try storage.entries(from: next, through: scan.query.toSeq, limit: 1024)
                 guard let last = page.last else { break }
+                if let reloadKeys { scan.dataKeys = try reloadKeys() }
                 try scan.consume(page)
                 fflush(nil)  // every output stream: standard output is a shared global in Swift 6
                 guard last.seq < .max, !scan.isDone else { return }

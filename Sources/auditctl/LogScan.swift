@@ -15,8 +15,8 @@ enum LogFormat: String, CaseIterable, Sendable {
 struct LogScan {
     let query: LogQuery
     let format: LogFormat
-    /// The data keys by id; empty when nothing is decrypted.
-    let dataKeys: [KeyID: DataKey]
+    /// The data keys by id; empty when nothing is decrypted. `--follow` reloads them (a rotation adds one).
+    var dataKeys: [KeyID: DataKey]
     /// Whether events are opened: for printing (`--decrypt`, OCSF) or for an event filter.
     let opening: Bool
     /// Whether the printed view shows the opened event.
