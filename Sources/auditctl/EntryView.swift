@@ -1,7 +1,7 @@
 import AuditChain
 
 /// How `log` and `show` present an entry: header facts always, the decrypted event only when asked.
-struct EntryView {
+struct EntryView: Sendable {
     let entry: SealedEntry
     /// The opened event, when decryption was asked for and succeeded.
     let event: AuditEvent?
@@ -48,12 +48,16 @@ struct EntryView {
         if header.kind == .event { members["dataKeyId"] = .string(header.dataKeyId.hex) }
         if let event { members["event"] = event.jsonValue }
         if let openError { members["error"] = .string(openError) }
-        if header.kind != .event, let text = String(validating: entry.payload, as: UTF8.self),
-            let value = try? JSONValue(parsing: Array(text.utf8))
-        {
-            members["record"] = value
-        }
+        if let record = recordJSON { members["record"] = record }
         return .object(members)
+    }
+
+    /// A system record's plaintext payload as JSON (nil for events and for a payload that is not JSON).
+    var recordJSON: JSONValue? {
+        guard entry.header.kind != .event, let text = String(validating: entry.payload, as: UTF8.self) else {
+            return nil
+        }
+        return try? JSONValue(parsing: Array(text.utf8))
     }
 
     var line: String {
@@ -61,7 +65,8 @@ struct EntryView {
         var text = "\(header.seq)\t\(header.time.rfc3339)\t\(header.kind)"
         if let event {
             let attributes = String(decoding: JSONValue.object(event.attributes).canonicalBytes, as: UTF8.self)
-            text += "\t\(event.type)\tuser=\(event.userId)\tdevice=\(event.deviceId)\t\(attributes)"
+            text +=
+                "\t\(event.type)\toccurredAt=\(event.occurredAt.rfc3339)\tuser=\(event.userId)\tdevice=\(event.deviceId)\t\(attributes)"
         } else if let openError {
             text += "\t<\(openError)>"
         } else if header.kind == .event {

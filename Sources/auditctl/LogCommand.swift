@@ -1,49 +1,240 @@
 import ArgumentParser
 import AuditChain
 import AuditStore
+import AuditWire
+import Foundation
 
-/// `auditctl log`: list entries, optionally decrypted and filtered.
+/// `auditctl log`: the investigator's query tool over the local log or an exported bundle.
 struct LogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
-        abstract: "List entries (header facts; events decrypted with --decrypt)."
+        abstract: "List and filter entries (header facts; events decrypted with --decrypt).",
+        discussion: """
+            Reads the local log, or an exported bundle with --bundle (its chain is checked as it is read, against \
+            --public-key if given, else its own keys with a warning; exit 1 if it does not hold). Filters on the \
+            header need no key: --from-seq/--to-seq, --kind, --sealed-since/--sealed-until (the sealing time). \
+            Filters on the event open it with the data keys (of the state directory, or --data-key files): \
+            --user, --device, --type, --since/--until (the time the event occurred). Repeated --user, --device, \
+            --type or --kind match any of the values. Dates are RFC 3339 or YYYY-MM-DD (UTC; --since a day from \
+            its start, --until a day through its end). --format jsonl prints one JSON object per entry, --format \
+            ocsf one OCSF 1.3.0 event per entry (docs/OCSF.md). --follow keeps printing new entries of the local \
+            log until SIGINT or SIGTERM. Exit 2 when an event could not be opened for --decrypt, OCSF or an event \
+            filter (the entries that could be are printed).
+            """
     )
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions
-    @Option(name: .long, help: "Only entries sealed at or after this RFC 3339 time.") var since: String?
-    @Option(name: .long, help: "Only entries sealed before this RFC 3339 time.") var until: String?
-    @Option(name: .long, help: "Only events of this type (needs the data keys).") var type: String?
+    @Option(name: .long, help: "Read an exported bundle instead of the local log.") var bundle: String?
+    @Option(name: .long, help: "Pinned public keys for --bundle (auditctl keys export-public).") var publicKey: String?
+    @Option(name: .customLong("data-key"), help: "A data key file (32 bytes, mode 0600); repeatable.")
+    var dataKeyFiles: [String] = []
+    @Option(name: .long, help: "Output: text, jsonl or ocsf (default text; --json prints one JSON array).")
+    var format: String?
+    @Option(name: .long, help: "Only events of this user (needs the data keys); repeatable.") var user: [String] = []
+    @Option(name: .long, help: "Only events of this device (needs the data keys); repeatable.")
+    var device: [String] = []
+    @Option(name: .long, help: "Only events of this type (needs the data keys); repeatable.") var type: [String] = []
+    @Option(name: .long, help: "Only records of this kind (event, genesis, keyRotation, ...); repeatable.")
+    var kind: [String] = []
+    @Option(name: .long, help: "Only events that occurred at or after this time (needs the data keys).")
+    var since: String?
+    @Option(name: .long, help: "Only events that occurred before this time (needs the data keys).") var until: String?
+    @Option(name: .long, help: "Only entries sealed at or after this time.") var sealedSince: String?
+    @Option(name: .long, help: "Only entries sealed before this time.") var sealedUntil: String?
+    @Option(name: .long, help: "First sequence number.") var fromSeq: UInt64?
+    @Option(name: .long, help: "Last sequence number.") var toSeq: UInt64?
     @Option(name: .long, help: "At most this many entries.") var limit: Int?
-    @Flag(name: .long, help: "Decrypt event payloads with the local data keys.") var decrypt = false
+    @Flag(name: .long, help: "Show the events decrypted with the data keys.") var decrypt = false
+    @Flag(name: .long, help: "After printing, keep printing new entries of the local log until SIGINT/SIGTERM.")
+    var follow = false
+    @Option(name: .long, help: "With --follow: milliseconds between polls (50 to 10000).") var pollMs = 500
 
     func run() throws {
-        let since = try parseTime(since, option: "--since")
-        let until = try parseTime(until, option: "--until")
+        let query = try makeQuery()
+        let format = try outputFormat()
         if let limit, limit < 1 { throw CLIError("--limit must be at least 1") }
-        let log = try global.openLog()
-        let needKeys = decrypt || type != nil
-        let keys =
-            needKeys ? try log.keys.dataKeysById() : nil
-        var shown = 0
-        var rows: [JSONValue] = []
-        try log.storage.forEachEntry { stored in
-            let entry: SealedEntry
-            do {
-                entry = try SealedEntry(serialized: stored.bytes)
-            } catch {
-                throw CLIError("entry \(stored.seq) is malformed (\(error)); run `auditctl verify`")
-            }
-            if let since, entry.header.time < since { return true }
-            if let until, entry.header.time >= until { return true }
-            let view = EntryView(entry, dataKeys: keys)
-            if let type, view.event?.type != type { return true }
-            let shownView = decrypt ? view : EntryView(entry, dataKeys: nil)
-            if output.json { rows.append(shownView.json) } else { print(shownView.line) }
-            shown += 1
-            return limit.map { shown < $0 } ?? true
+        if follow {
+            guard bundle == nil else { throw CLIError("--follow reads the local log, not a bundle") }
+            guard format != .jsonArray else { throw CLIError("--follow prints JSON with --format jsonl, not --json") }
+            guard (50...10_000).contains(pollMs) else { throw CLIError("--poll-ms must be within 50...10000") }
         }
-        if output.json { printJSON(.array(rows)) }
+        let showEvents = decrypt || format == .ocsf
+        let opening = showEvents || query.needsDecryption
+        if let bundle {
+            try listBundle(bundle, query: query, format: format, opening: opening, showEvents: showEvents)
+            return
+        }
+        let (storage, keys) = try global.state.openStorage()
+        let dataKeys = opening ? try loadDataKeys(from: keys) : [:]
+        try requireKeys(dataKeys, opening: opening, query: query, format: format)
+        var scan = LogScan(
+            query: query,
+            format: format,
+            dataKeys: dataKeys,
+            opening: opening,
+            showEvents: showEvents,
+            limit: limit
+        )
+        var next = query.fromSeq
+        while next <= query.toSeq, !scan.isDone {
+            let page = try storage.entries(from: next, through: query.toSeq, limit: 1024)
+            try scan.consume(page)
+            guard let last = page.last, page.count == 1024, last.seq < .max else { break }
+            next = last.seq + 1
+        }
+        if follow {
+            try LogFollower(pollMs: pollMs).follow(
+                storage,
+                scan: &scan,
+                from: scan.lastSeq.map { $0 + 1 } ?? next,
+                reloadKeys: opening ? { try loadDataKeys(from: keys) } : nil
+            )
+        }
+        scan.finish()
+        try finish(scan)
+    }
+
+    private func makeQuery() throws -> LogQuery {
+        var query = LogQuery()
+        query.fromSeq = fromSeq ?? 0
+        query.toSeq = toSeq ?? .max
+        if query.fromSeq > query.toSeq {
+            throw CLIError("--from-seq \(query.fromSeq) is after --to-seq \(query.toSeq)")
+        }
+        query.kinds = try LogQuery.parseKinds(kind)
+        query.users = LogQuery.set(user)
+        query.devices = LogQuery.set(device)
+        query.types = LogQuery.set(type)
+        query.since = try LogQuery.parseBound(since, option: "--since", end: false)
+        query.until = try LogQuery.parseBound(until, option: "--until", end: true)
+        query.sealedSince = try LogQuery.parseBound(sealedSince, option: "--sealed-since", end: false)
+        query.sealedUntil = try LogQuery.parseBound(sealedUntil, option: "--sealed-until", end: true)
+        if query.needsDecryption, let kinds = query.kinds, !kinds.contains(.event) {
+            throw CLIError("--user, --device, --type, --since and --until select events, but --kind excludes them")
+        }
+        return query
+    }
+
+    private func outputFormat() throws -> LogFormat {
+        guard let format else { return output.json ? .jsonArray : .text }
+        guard !output.json else { throw CLIError("--json and --format cannot be combined (--format jsonl)") }
+        guard let parsed = LogFormat(rawValue: format), parsed != .jsonArray else {
+            throw CLIError("--format: \"\(format)\" is not one of text, jsonl, ocsf")
+        }
+        return parsed
+    }
+
+    /// The `--data-key` files, then the keys of a state directory (nil: none).
+    private func loadDataKeys(from store: KeyStore?) throws -> [KeyID: DataKey] {
+        var keys: [KeyID: DataKey] = [:]
+        for path in dataKeyFiles {
+            let bytes: [UInt8]?
+            do {
+                bytes = try PrivateFile.read(path, maxBytes: 4096)
+            } catch .unsafe(let mode) {
+                throw CLIError("data key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode))
+            } catch {
+                throw CLIError("cannot read data key file \(path) (\(error))")
+            }
+            guard let bytes else { throw CLIError("no data key file \(path)") }
+            guard let key = try? DataKey(rawRepresentation: bytes) else {
+                throw CLIError("\(path) is not a data key (32 bytes, as the keys directory holds them)")
+            }
+            keys[key.id] = key
+        }
+        if let store { keys.merge(try store.dataKeysById()) { first, _ in first } }
+        return keys
+    }
+
+    private func requireKeys(_ keys: [KeyID: DataKey], opening: Bool, query: LogQuery, format: LogFormat) throws {
+        guard opening, keys.isEmpty else { return }
+        let why =
+            query.needsDecryption
+            ? "filtering on --user, --device, --type, --since or --until (the payload is encrypted)"
+            : format == .ocsf ? "--format ocsf (events are mapped from their decrypted payload)" : "--decrypt"
+        throw CLIError(
+            "\(why) needs the data keys, and there are none: give --data-key FILE or the device's --state-dir "
+                + "(filter on the sealing time with --sealed-since/--sealed-until without keys)"
+        )
+    }
+
+    /// Reports the events that could not be opened (exit 2): the output is incomplete.
+    private func finish(_ scan: LogScan) throws {
+        guard let message = scan.unopenedMessage else { return }
+        FileHandle.standardError.write(Data("auditctl: \(message)\n".utf8))
+        throw ExitCode(2)
+    }
+
+    private func listBundle(
+        _ path: String,
+        query: LogQuery,
+        format: LogFormat,
+        opening: Bool,
+        showEvents: Bool
+    )
+        throws
+    {
+        let pinned = try publicKey.map { try PublicKeyFile.parse(readInput($0)) }
+        let reader = try LineReader(path: path)
+        guard let first = reader.next() else { throw CLIError("\(path) is empty") }
+        let header = try LogBundle.Header(line: first)
+        var trusted = pinned ?? []
+        if pinned == nil {
+            trusted = try header.publicKeys.map(PublicKeyFile.publicKey)
+            FileHandle.standardError.write(
+                Data("auditctl: warning: trusting the bundle's own public keys; pin them with --public-key\n".utf8)
+            )
+        }
+        // The keys of a state directory only when one is named: a bundle is usually read away from the device.
+        let store =
+            global.stateDir != nil || ProcessInfo.processInfo.environment["AUDIT_STATE_DIR"] != nil
+            ? KeyStore(state: global.state) : nil
+        let dataKeys = opening ? try loadDataKeys(from: store) : [:]
+        try requireKeys(dataKeys, opening: opening, query: query, format: format)
+        var options = ChainVerifier.Options(trustedKeys: trusted)
+        options.fast = true
+        options.firstSeq = header.firstSeq
+        options.trustedCheckpoint = header.checkpoint
+        var verifier = ChainVerifier(options: options)
+        var scan = LogScan(
+            query: query,
+            format: format,
+            dataKeys: dataKeys,
+            opening: opening,
+            showEvents: showEvents,
+            limit: limit
+        )
+        var page: [StoredEntry] = []
+        var lineNumber = 1
+        while let line = reader.next() {
+            lineNumber += 1
+            if line.isEmpty { continue }
+            let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
+            verifier.consume(entry.bytes, storageSeq: entry.seq)
+            page.append(entry)
+            if page.count == 1024 {
+                try scan.consume(page)
+                page.removeAll(keepingCapacity: true)
+            }
+        }
+        try scan.consume(page)
+        scan.finish()
+        let report = verifier.finish()
+        if !report.isClean {
+            let firstProblem = report.problems.first.map { ": \($0.description)" } ?? ""
+            FileHandle.standardError.write(
+                Data(
+                    ("auditctl: the bundle's chain does not hold (\(report.problems.count) problem(s)\(firstProblem)); "
+                        + "run `auditctl verify --bundle \(path)`\n").utf8
+                )
+            )
+            if let message = scan.unopenedMessage {
+                FileHandle.standardError.write(Data("auditctl: \(message)\n".utf8))
+            }
+            throw ExitCode(1)
+        }
+        try finish(scan)
     }
 }
 

@@ -1,0 +1,137 @@
+import AuditChain
+
+/// An entry as an OCSF 1.3.0 event (docs/OCSF.md): the biometric and password events of the built-in catalogue as
+/// Authentication (class 3002), every other event and every system record as a Base Event (class 0).
+enum OCSFEvent {
+    /// The OCSF schema version the mapping follows.
+    static let schemaVersion = "1.3.0"
+    /// `metadata.product.version`: the version of the entry format the entries are read as (docs/FORMAT.md).
+    static let productVersion = "\(FormatConstants.version)"
+
+    /// How an event type maps to the Authentication class: activity, status, and the attribute that carries the
+    /// status detail.
+    private struct AuthenticationMapping {
+        var activityId: Int64
+        var activityName: String
+        var statusId: Int64
+        var severityId: Int64
+    }
+
+    private static let authentication: [String: AuthenticationMapping] = [
+        "BIOMETRIC_AUTH_SUCCESS": .init(activityId: 1, activityName: "Logon", statusId: 1, severityId: 1),
+        "BIOMETRIC_AUTH_FAILURE": .init(activityId: 1, activityName: "Logon", statusId: 2, severityId: 3),
+        "PASSWORD_AUTH_FALLBACK": .init(activityId: 1, activityName: "Logon", statusId: 0, severityId: 1),
+        "BIOMETRIC_ENABLED": .init(activityId: 99, activityName: "Biometric Enabled", statusId: 1, severityId: 1),
+        "BIOMETRIC_DISABLED": .init(activityId: 99, activityName: "Biometric Disabled", statusId: 1, severityId: 1),
+        "BIOMETRIC_REVOKED_SYSTEM_CHANGE": .init(
+            activityId: 99,
+            activityName: "Biometric Revoked",
+            statusId: 1,
+            severityId: 3
+        ),
+    ]
+
+    private static func statusName(_ id: Int64) -> String {
+        switch id {
+        case 1: "Success"
+        case 2: "Failure"
+        default: "Unknown"
+        }
+    }
+
+    private static func severityName(_ id: Int64) -> String {
+        switch id {
+        case 1: "Informational"
+        case 3: "Medium"
+        default: "Unknown"
+        }
+    }
+
+    /// The OCSF object for one entry; `view.event` is the opened event (nil for a system record or an event that
+    /// could not be opened).
+    static func json(_ view: EntryView) -> JSONValue {
+        let header = view.entry.header
+        var metadata: [String: JSONValue] = [
+            "version": .string(schemaVersion),
+            "product": .object([
+                "name": "audit-chain",
+                "vendor_name": "audit-chain",
+                "version": .string(productVersion),
+            ]),
+            "uid": .string(Hex.encode(view.entry.entryHash)),
+            "sequence": .unsigned(header.seq),
+            "logged_time": .integer(header.time.millisecondsSinceEpoch),
+            "log_name": .string(Hex.encode(header.logId)),
+            "log_provider": "auditd",
+        ]
+        var unmapped: [String: JSONValue] = [
+            "record_kind": .string(header.kind.description),
+            "signing_key_id": .string(header.signingKeyId.hex),
+        ]
+        if let event = view.event, let mapping = authentication[event.type] {
+            metadata["correlation_uid"] = .string(event.idempotencyKey)
+            unmapped["event_type"] = .string(event.type)
+            unmapped["data_key_id"] = .string(header.dataKeyId.hex)
+            var attributes = event.attributes
+            var members: [String: JSONValue] = [
+                "class_uid": 3002,
+                "class_name": "Authentication",
+                "category_uid": 3,
+                "category_name": "Identity & Access Management",
+                "activity_id": .integer(mapping.activityId),
+                "activity_name": .string(mapping.activityName),
+                "type_uid": .integer(300_200 + mapping.activityId),
+                "type_name": .string("Authentication: \(mapping.activityName)"),
+                "status_id": .integer(mapping.statusId),
+                "status": .string(statusName(mapping.statusId)),
+                "severity_id": .integer(mapping.severityId),
+                "severity": .string(severityName(mapping.severityId)),
+                "time": .integer(event.occurredAt.millisecondsSinceEpoch),
+                "user": .object(["uid": .string(event.userId)]),
+                "device": .object(["uid": .string(event.deviceId), "type_id": 0, "type": "Unknown"]),
+                "auth_protocol_id": 99,
+                "auth_protocol": .string(event.type.hasPrefix("PASSWORD") ? "Password" : "Biometric"),
+                "message": .string(event.type),
+            ]
+            if let code = attributes.removeValue(forKey: "errorCode") { members["status_code"] = code }
+            if let reason = attributes.removeValue(forKey: "reason") { members["status_detail"] = reason }
+            if let duration = attributes.removeValue(forKey: "unlockDurationMs") { members["duration"] = duration }
+            if !attributes.isEmpty { unmapped["attributes"] = .object(attributes) }
+            members["metadata"] = .object(metadata)
+            members["unmapped"] = .object(unmapped)
+            return .object(members)
+        }
+        // Base Event: other events of a catalogue, system records, and events that could not be opened.
+        var time = header.time
+        var message = header.kind.description
+        if let event = view.event {
+            metadata["correlation_uid"] = .string(event.idempotencyKey)
+            time = event.occurredAt
+            message = event.type
+            unmapped["event"] = event.jsonValue
+        } else if let record = view.recordJSON {
+            unmapped["record"] = record
+        } else if header.kind == .event {
+            unmapped["data_key_id"] = .string(header.dataKeyId.hex)
+            unmapped["error"] = .string(view.openError ?? "not decrypted")
+        }
+        return .object([
+            "class_uid": 0,
+            "class_name": "Base Event",
+            "category_uid": 0,
+            "category_name": "Uncategorized",
+            "activity_id": 99,
+            "activity_name": .string(message),
+            "type_uid": 99,
+            "type_name": .string("Base Event: Other"),
+            "status_id": 0,
+            "status": "Unknown",
+            "severity_id": 1,
+            "severity": "Informational",
+            "time": .integer(time.millisecondsSinceEpoch),
+            "message": .string(message),
+            "metadata": .object(metadata),
+            "unmapped": .object(unmapped),
+        ])
+    }
+}
