@@ -6,9 +6,9 @@ extension EventCatalogue {
     static let maxSuggestedInputBytes = 128
 
     /// The known types closest to `typeName` by edit distance (insertions, deletions, substitutions, ignoring
-    /// case), best first, ties by name: those within a third of the name's length (at least 2 edits), at most
-    /// `limit`; only the known type when `typeName` is one in other case. Empty when nothing is close, or when
-    /// `typeName` is itself a known type.
+    /// case), best first, ties by name: the nearest and those one edit further, within a third of the name's
+    /// length (at least 2 edits), at most `limit`; only the known type when `typeName` is one in other case. Empty
+    /// when nothing is close, or when `typeName` is itself a known type.
     /// - Parameters:
     ///   - typeName: the unknown type, as given.
     ///   - limit: the most names returned.
@@ -25,9 +25,10 @@ extension EventCatalogue {
             if distance <= threshold { candidates.append((distance, name)) }
         }
         candidates.sort { ($0.distance, $0.name) < ($1.distance, $1.name) }
-        // The same name in other case is the answer, alone.
-        if candidates.first?.distance == 0 { return [candidates[0].name] }
-        return candidates.prefix(max(0, limit)).map(\.name)
+        guard let best = candidates.first?.distance else { return [] }
+        // The same name in other case is the answer, alone; otherwise the nearest and those one edit further.
+        let bound = best == 0 ? 0 : best + 1
+        return candidates.prefix { $0.distance <= bound }.prefix(max(0, limit)).map(\.name)
     }
 
     /// The message of the `unknownType` error: "unknown event type", with the suggestions if any.

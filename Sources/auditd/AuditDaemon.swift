@@ -18,9 +18,9 @@ struct AuditDaemon: AsyncParsableCommand {
         discussion: """
             Without a subcommand, runs the agent (`auditd run`): `auditd --state-dir DIR ...` is `auditd run \
             --state-dir DIR ...`. This page lists the subcommands only; every setting is on its subcommand's page:
-              auditd run --help         the agent's settings (flags > environment > --config FILE > defaults)
-              auditd collector --help   the reference collector's settings
-              auditd witness --help     the witness's settings
+              auditd run --help         every setting of the agent
+              auditd collector --help   every setting of the reference collector
+              auditd witness --help     every setting of the witness
             Exit codes: 0 ok, 1 failed while running, 2 could not run (usage, configuration, unsafe key or token \
             file, cannot bind).
             """,

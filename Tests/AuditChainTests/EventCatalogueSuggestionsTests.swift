@@ -33,6 +33,8 @@ struct EventCatalogueSuggestionsTests {
             json: Array(#"{"version": 1, "eventTypes": [{"type": "VAULT_EXPORTED", "priority": "critical"}]}"#.utf8)
         )
         #expect(catalogue.suggestions(for: "VAULT_EXPORT") == ["VAULT_EXPORTED"])
-        #expect(catalogue.suggestions(for: "CONVERSATION_LOCK") == ["CONVERSATION_LOCKED", "CONVERSATION_UNLOCKED"])
+        #expect(catalogue.suggestions(for: "CONVERSATION_LOCK") == ["CONVERSATION_LOCKED"])
+        // Two edits from ENABLED, three from DISABLED: both, nearest first.
+        #expect(catalogue.suggestions(for: "BIOMETRIC_ABLED") == ["BIOMETRIC_ENABLED", "BIOMETRIC_DISABLED"])
     }
 }
