@@ -153,7 +153,8 @@ let package = Package(
         .executableTarget(
             name: "auditd",
             dependencies: [
-                "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness",
+                // AuditChain: the package's version (PackageVersion) for `auditd --version`.
+                "AuditChain", "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

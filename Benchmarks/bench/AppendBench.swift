@@ -3,7 +3,7 @@ import AuditStore
 import Foundation
 
 /// Bulk append through `AuditLog.append` on SQLite: the whole set in one call (a bulk import, as
-/// `auditctl emit --json` of a 100 000-line file does), batched calls, and many concurrent single-event producers.
+/// `auditctl emit --input` of a 100 000-line file does), batched calls, and many concurrent single-event producers.
 enum AppendBench {
     static func run(
         options: BenchOptions,

@@ -88,7 +88,7 @@ extension EventCatalogue {
     /// The rules in their documented order; throws the first problem found.
     func reportFirstProblem(_ event: AuditEvent) throws(AuditEventError) {
         guard let spec = types[event.type] else {
-            throw AuditEventError(.unknownType, eventType: event.type, "unknown event type")
+            throw AuditEventError(.unknownType, eventType: event.type, unknownTypeMessage(event.type))
         }
         let name = event.type
         for (field, value) in [

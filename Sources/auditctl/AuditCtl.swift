@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuditChain
 import Foundation
 
 /// `auditctl`: inspect, manage and verify the audit log.
@@ -9,9 +10,16 @@ struct AuditCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "auditctl",
         abstract: "Inspect, manage and verify the audit log.",
-        discussion: "Exit codes: 0 ok, 1 verification found problems, 2 could not run.",
+        discussion: """
+            The options every command takes (--state-dir, --catalogue) may come before the subcommand too: \
+            `auditctl --state-dir DIR simulate` is `auditctl simulate --state-dir DIR`. `--json` always means JSON \
+            output (emit reads its input with --input FILE). Exit codes: 0 ok, 1 verification found problems, \
+            2 could not run.
+            """,
+        version: PackageVersion.current,
         subcommands: [
-            InitCommand.self, EmitCommand.self, LogCommand.self, ShowCommand.self, VerifyCommand.self,
+            InitCommand.self, EmitCommand.self, CatalogueCommand.self, LogCommand.self, ShowCommand.self,
+            VerifyCommand.self,
             ExportCommand.self, CheckpointCommand.self, StatsCommand.self, KeysCommand.self,
             SimulateCommand.self, QueueCommand.self, DLQCommand.self, ProveCommand.self, VerifyProofCommand.self,
             VerifyConsistencyCommand.self,
@@ -23,7 +31,8 @@ struct AuditCtl: AsyncParsableCommand {
 enum AuditCtlMain {
     static func main() async {
         do {
-            var command = try AuditCtl.parseAsRoot()
+            let arguments = GlobalOptions.movingLeadingOptions(Array(CommandLine.arguments.dropFirst()))
+            var command = try AuditCtl.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

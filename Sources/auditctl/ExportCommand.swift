@@ -8,7 +8,8 @@ import Foundation
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write a self-contained bundle: entries, public keys and the latest checkpoint."
+        abstract: "Write a self-contained bundle: entries, public keys and the latest checkpoint.",
+        discussion: "On a terminal (and without --json), standard error shows the progress: entries, rate and ETA."
     )
 
     @OptionGroup var global: GlobalOptions
@@ -69,9 +70,14 @@ struct ExportCommand: AsyncParsableCommand {
         )
         var buffer = header.line + [0x0a]
         var count = 0
+        // Rate and ETA on a terminal's standard error (ProgressReporter).
+        let expected = Int(clamping: last - from + 1) + (from > 0 ? 1 : 0)
+        let progress = ProgressReporter("export", unit: "entries", total: expected, json: output.json)
+        defer { progress.finish() }
         func write(_ entry: StoredEntry) throws {
             buffer.append(contentsOf: LogBundle.entryLine(entry) + [0x0a])
             count += 1
+            if count % 1024 == 0 { progress.update(count) }
             if buffer.count > 1 << 20 {
                 try handle.write(contentsOf: buffer)
                 buffer.removeAll(keepingCapacity: true)

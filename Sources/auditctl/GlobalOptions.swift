@@ -26,7 +26,8 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// The `--json` output flag (not part of ``GlobalOptions``: `emit --json FILE` uses the name for its input).
+/// The `--json` flag. The rule for every command: `--json` means JSON output, never JSON input (`emit` reads its
+/// input with `--input FILE`). Not part of ``GlobalOptions``: some commands print nothing to format.
 struct OutputOptions: ParsableArguments {
     @Flag(name: .long, help: "Print data as JSON.")
     var json = false

@@ -5,8 +5,8 @@ import AuditChain
 enum OCSFEvent {
     /// The OCSF schema version the mapping follows.
     static let schemaVersion = "1.3.0"
-    /// `metadata.product.version`: the version of the entry format the entries are read as (docs/FORMAT.md).
-    static let productVersion = "\(FormatConstants.version)"
+    /// `metadata.product.version`: the version of the tools that wrote the line (`auditctl --version`).
+    static let productVersion = PackageVersion.current
 
     /// How an event type maps to the Authentication class: activity, status, and the attribute that carries the
     /// status detail.

@@ -12,7 +12,8 @@ struct SimulateCommand: AsyncParsableCommand {
             Drives the biometric unlock controller through realistic sessions of USERS users (user-1 ..., one \
             device each) and appends every event to the log, in order, in batches of 256 (one commit each). \
             The same seed gives the same events (their occurredAt and idempotency keys included); the entries' \
-            sealing times, nonces and hashes differ. Reports how many events of each type were written.
+            sealing times, nonces and hashes differ. Reports how many events of each type were written. On a \
+            terminal (and without --json), standard error shows the progress: sessions done, rate and ETA.
             """
     )
 
@@ -36,7 +37,10 @@ struct SimulateCommand: AsyncParsableCommand {
             throw CLIError("--seed must be at most \(JSONValue.maxSafeInteger) (got \(seed))")
         }
         let sink = LogAuditSink(log: try global.openLog())
-        let summary = await UnlockSimulator(users: users, sessionsPerUser: sessions, seed: seed).run(into: sink)
+        // Rate and ETA on a terminal's standard error (ProgressReporter).
+        let progress = ProgressAuditSink(sink, users: users, sessionsPerUser: sessions, json: output.json)
+        let summary = await UnlockSimulator(users: users, sessionsPerUser: sessions, seed: seed).run(into: progress)
+        await progress.finish()
         var failure: (any Error)?
         do {
             try await sink.flush()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuditChain
 import Foundation
 
 #if canImport(Glibc)
@@ -15,9 +16,15 @@ struct AuditDaemon: AsyncParsableCommand {
         commandName: "auditd",
         abstract: "The audit agent: ingest, seal, store and deliver audit events.",
         discussion: """
-            Without a subcommand, runs the agent (`auditd run`). Exit codes: 0 ok, 1 failed while running,
-            2 could not run (usage, configuration, unsafe key or token file, cannot bind).
+            Without a subcommand, runs the agent (`auditd run`): `auditd --state-dir DIR ...` is `auditd run \
+            --state-dir DIR ...`. This page lists the subcommands only; every setting is on its subcommand's page:
+              auditd run --help         every setting of the agent
+              auditd collector --help   every setting of the reference collector
+              auditd witness --help     every setting of the witness
+            Exit codes: 0 ok, 1 failed while running, 2 could not run (usage, configuration, unsafe key or token \
+            file, cannot bind).
             """,
+        version: PackageVersion.current,
         subcommands: [RunCommand.self, CollectorCommand.self, WitnessCommand.self],
         defaultSubcommand: RunCommand.self
     )

@@ -120,6 +120,15 @@ import Glibc
         #expect(usage.status == 2)
     }
 
+    @Test func versionAndTopLevelHelpPointToTheSettings() async throws {
+        let version = try await AgentProducts.runAuditd(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout == PackageVersion.current + "\n")
+        let help = try await AgentProducts.runAuditd(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("auditd run --help"))
+    }
+
     @Test func helpListsEverySettingFlag() async throws {
         let help = try await AgentProducts.runAuditd(["run", "--help"])
         #expect(help.status == 0)

@@ -72,6 +72,13 @@ import Glibc
             let unknown = try await client.post("/v1/events", #"{"type":"NOPE","userId":"a","deviceId":"d"}"#)
             #expect(unknown.status == 400)
             #expect(unknown.json["line"] as? Int == 1)
+            // A mistyped type is answered with the closest known one, as `auditctl emit` does (one validation).
+            let mistyped = try await client.post(
+                "/v1/events",
+                #"{"type":"BIOMETRIC_AUTH_SUCESS","userId":"a","deviceId":"d","attributes":{"unlockDurationMs":1}}"#
+            )
+            #expect(mistyped.status == 400)
+            #expect((mistyped.json["error"] as? String)?.contains("did you mean BIOMETRIC_AUTH_SUCCESS?") == true)
             let malformed = try await client.post("/v1/events", "{not json\n")
             #expect(malformed.status == 400)
             #expect(try AgentHarness.headSeq(agent.log) == before)

@@ -28,7 +28,7 @@ struct AuditCtlCommandTests {
         ]
         let result = try await CLIHarness.auditctl(
             state,
-            ["emit", "--json", "-"],
+            ["emit", "--input", "-"],
             stdin: lines.joined(separator: "\n") + "\n"
         )
         #expect(result.status == 0, "\(result.stderr)")
@@ -109,7 +109,7 @@ struct AuditCtlCommandTests {
             {"type":"BIOMETRIC_AUTH_SUCCESS","userId":"alice","deviceId":"phone-1","attributes":{"unlockDurationMs":1}}
             {"type":"BIOMETRIC_AUTH_FAILURE","userId":"bob","deviceId":"phone-1","attributes":{"attemptCount":0,"errorCode":"E"}}
             """
-        let result = try await CLIHarness.auditctl(state, ["emit", "--json", "-"], stdin: lines)
+        let result = try await CLIHarness.auditctl(state, ["emit", "--input", "-"], stdin: lines)
         #expect(result.status == 2)
         #expect(result.stderr.contains("line 2"))
         #expect(result.stderr.contains("attributes.attemptCount"))

@@ -15,7 +15,7 @@ import TestKit
         for number in Self.integers {
             let line =
                 #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"u","deviceId":"d","attributes":{"unlockDurationMs":\#(number)}}"#
-            let result = try await CLIHarness.auditctl(state, ["emit", "--json", "-"], stdin: line + "\n")
+            let result = try await CLIHarness.auditctl(state, ["emit", "--input", "-"], stdin: line + "\n")
             #expect(result.status == 2, "\(number): \(result.status) \(result.stderr)")
             #expect(!result.stderr.isEmpty)
         }

@@ -18,7 +18,7 @@ struct SQLiteTamperTests {
             #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"user","deviceId":"d","attributes":{"unlockDurationMs":\#(100 + $0)}}"#
         }
         #expect(
-            try await CLIHarness.auditctl(state, ["emit", "--json", "-"], stdin: lines.joined(separator: "\n")).status
+            try await CLIHarness.auditctl(state, ["emit", "--input", "-"], stdin: lines.joined(separator: "\n")).status
                 == 0
         )
     }
