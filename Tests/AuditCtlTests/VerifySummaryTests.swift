@@ -129,22 +129,25 @@ struct VerifySummaryTests {
         #expect(status == 1)
         #expect(summary["logId"]?.stringValue == ownId)
         #expect(summary["pinnedLogId"]?.stringValue == strangerId)
-        let found = problems(summary)
-        #expect(found.count == 1 && found.first?.hasSuffix(":unknownKey") == true, "\(found)")
+        // Every entry (the genesis, six events and the export's checkpoint record) in one line up front; the
+        // bundle's detached checkpoint, signed by a key of this log too, is one more line of its own.
+        #expect(problems(summary) == ["0-7:unknownKey", "7:checkpointMismatch"])
         guard case .array(let list)? = summary["problems"], let detail = list.first?.objectValue?["detail"]?.stringValue
         else { return }
-        #expect(detail.contains("the pinned key file is for log \(strangerId), this bundle is log \(ownId)"))
+        #expect(detail.hasPrefix("8 entries signed by "), "\(detail)")
+        #expect(detail.hasSuffix("the pinned key file is for log \(strangerId), this bundle is log \(ownId)"))
 
         let text = try await CLIHarness.auditctl(state, ["verify", "--bundle", bundle, "--public-key", stranger])
         #expect(text.status == 1)
         let lines = text.stdout.split(separator: "\n")
-        #expect(lines.count == 2, "\(text.stdout)")
-        #expect(lines.first?.contains(": unknownKey: ") == true)
+        #expect(lines.count == 3, "\(text.stdout)")
+        #expect(lines.first?.hasPrefix("seq 0-7: unknownKey: 8 entries signed by ") == true, "\(text.stdout)")
         #expect(lines.first?.contains("this bundle is log \(ownId)") == true)
-        #expect(lines.last?.hasPrefix("1 problem(s): ") == true)
+        #expect(lines.count { $0.contains("unknownKey") } == 1)
+        #expect(lines.last?.hasPrefix("2 problem(s): 8 entries") == true)
     }
 
-    @Test("repeats of one cause at consecutive seqs fold into one line with the range; the local log too")
+    @Test("the local log verified with another log's public key: one folded line naming both log ids")
     func localLogWithAnotherLogsKey() async throws {
         let other = directory.path + "/other"
         let stranger = directory.path + "/stranger.json"
@@ -152,10 +155,28 @@ struct VerifySummaryTests {
         #expect(try await CLIHarness.auditctl(other, ["keys", "export-public", "--out", stranger]).status == 0)
         let (status, summary) = try await verify(["--public-key", stranger])
         #expect(status == 1)
-        let found = problems(summary)
-        #expect(found.count == 1 && found.first?.hasSuffix(":unknownKey") == true, "\(found)")
+        #expect(problems(summary) == ["0-6:unknownKey"])
+        #expect(summary["pinnedLogId"] != nil && summary["pinnedLogId"] != summary["logId"])
         guard case .array(let list)? = summary["problems"], let detail = list.first?.objectValue?["detail"]?.stringValue
         else { return }
-        #expect(detail.contains("this log is log"), "\(detail)")
+        #expect(detail.hasSuffix("this log is log \(summary["logId"]?.stringValue ?? "?")"), "\(detail)")
+
+        // A hand-written file of bare keys states no log id: the lines of one cause still fold, by their range.
+        let keys = try JSONValue(parsing: Array(try String(contentsOfFile: stranger, encoding: .utf8).utf8))
+        guard case .array(let listed)? = keys.objectValue?["keys"],
+            let hex = listed.first?.objectValue?["publicKey"]?.stringValue
+        else {
+            Issue.record("no key in \(stranger)")
+            return
+        }
+        let bare = directory.path + "/bare.keys"
+        try (hex + "\n").write(toFile: bare, atomically: true, encoding: .utf8)
+        let (bareStatus, bareSummary) = try await verify(["--public-key", bare])
+        #expect(bareStatus == 1)
+        #expect(bareSummary["pinnedLogId"] == nil)
+        // The newest entry's line says more (nothing after it shows whether its header was altered): its own line.
+        #expect(problems(bareSummary) == ["0-5:unknownKey", "6:unknownKey"])
+        let text = try await CLIHarness.auditctl(state, ["verify", "--public-key", bare])
+        #expect(text.stdout.hasPrefix("seq 0-5: unknownKey: signed by key "), "\(text.stdout)")
     }
 }
