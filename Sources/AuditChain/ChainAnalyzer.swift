@@ -95,6 +95,9 @@ struct ChainAnalyzer: Sendable {
             return
         }
         resolvePending(nextPrevHash: header.prevHash)
+        if let mismatch = examined.lookupMismatch {
+            problem(examined.storageSeq ?? header.seq, .lookupMismatch, mismatch)
+        }
 
         // An entry whose signature fails is not authentic: only its position is used.
         if examined.signature == .invalid || examined.signature == .unknownKey {

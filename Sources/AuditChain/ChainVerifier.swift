@@ -64,11 +64,13 @@ public struct ChainVerifier: Sendable {
     /// - Parameters:
     ///   - bytes: the serialized entry.
     ///   - storageSeq: the sequence number the storage files it under, if any (locates malformed entries).
-    public mutating func consume(_ bytes: [UInt8], storageSeq: UInt64? = nil) {
+    ///   - lookup: the copies of header fields the storage keeps beside the entry, if any: checked against the
+    ///     entry as it is examined (``VerificationReport/Finding/Kind/lookupMismatch``).
+    public mutating func consume(_ bytes: [UInt8], storageSeq: UInt64? = nil, lookup: StoredLookup? = nil) {
         entriesConsumed += 1
         // Only the kind is read here (is it an anchor?); the entry is parsed in the parallel pass.
         let kind = SealedEntry.kindIfWellFormed(bytes)
-        segment.append(RawEntry(bytes: bytes, storageSeq: storageSeq))
+        segment.append(RawEntry(bytes: bytes, storageSeq: storageSeq, lookup: lookup))
         if options.fast {
             if kind == .genesis || kind == .keyRotation || kind == .checkpoint
                 || segment.count >= options.anchorInterval
@@ -188,6 +190,7 @@ public struct ChainVerifier: Sendable {
 struct RawEntry: Sendable {
     let bytes: [UInt8]
     let storageSeq: UInt64?
+    let lookup: StoredLookup?
 }
 
 /// An entry examined in place: its header decoded, its digest, hash and signature checked on the serialized
@@ -209,6 +212,8 @@ final class ExaminedEntry: Sendable {
     let digestMatches: Bool
     let hash: [UInt8]
     let signature: Signature
+    /// How the storage's copies of header fields disagree with the entry, or nil.
+    let lookupMismatch: String?
 
     /// The record kind, when the entry is well formed.
     var kind: RecordKind? { header?.kind }
@@ -226,6 +231,7 @@ final class ExaminedEntry: Sendable {
         malformed = other.malformed
         digestMatches = other.digestMatches
         hash = other.hash
+        lookupMismatch = other.lookupMismatch
         self.signature = signature
     }
 
@@ -248,12 +254,14 @@ final class ExaminedEntry: Sendable {
             digestMatches = false
             hash = []
             signature = .invalid
+            lookupMismatch = nil
             return
         }
         self.header = header
         malformed = nil
         digestMatches = Self.digestMatches(raw.bytes, payloadLength: Int(header.payloadLength))
         hash = Self.entryHash(raw.bytes)
+        lookupMismatch = raw.lookup?.mismatch(header: header, entryHash: hash)
         let kind = header.kind
         if checkSignature || kind == .genesis || kind == .keyRotation || kind == .checkpoint {
             signature = Self.check(raw.bytes, header: header, hash: hash, keys: keys)

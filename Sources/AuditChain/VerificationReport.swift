@@ -33,6 +33,9 @@ public struct VerificationReport: Sendable, Hashable {
             /// The storage files an authentic entry under another sequence number than its own (a database row's
             /// key or a bundle line's `seq` was changed); the entry itself is checked as usual.
             case misfiled
+            /// A copy of a header field the storage keeps beside the entry (the SQLite log's `hash`, `kind` or
+            /// `time` column) disagrees with the entry bytes; the entry itself is checked as usual.
+            case lookupMismatch
         }
 
         /// The sequence number the problem is at (the first of a range).

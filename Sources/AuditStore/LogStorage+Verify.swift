@@ -7,7 +7,9 @@ extension LogStorage {
     /// Streams every stored entry through a ``ChainVerifier``, in pages (bounded memory).
     ///
     /// A reader thread fetches the next pages while the verifier checks the current one, so the storage read
-    /// overlaps the crypto; at most ``PagePrefetcher/depth`` pages wait at any time.
+    /// overlaps the crypto; at most ``PagePrefetcher/depth`` pages wait at any time. A ``LookupColumnStorage``
+    /// hands each entry's lookup columns along, and the verifier compares them with the header it parses anyway
+    /// (``VerificationReport/Finding/Kind/lookupMismatch``): no second pass.
     /// - Parameters:
     ///   - options: trust anchors and mode.
     ///   - progress: called every `progressInterval` entries with the count so far.
@@ -17,9 +19,19 @@ extension LogStorage {
         progress: (Int) -> Void = { _ in }
     ) throws -> VerificationReport {
         var verifier = ChainVerifier(options: options)
-        try PagePrefetcher.forEachPage(of: self, pageSize: 2048) { page in
-            for entry in page {
-                verifier.consume(entry.bytes, storageSeq: entry.seq)
+        let fetch: @Sendable (UInt64, Int) throws -> [VerifiableEntry]
+        if let withLookups = self as? any LookupColumnStorage {
+            fetch = { try withLookups.verifiableEntries(from: $0, through: .max, limit: $1) }
+        } else {
+            fetch = { next, limit in
+                try self.entries(from: next, through: .max, limit: limit).map {
+                    VerifiableEntry(entry: $0, lookup: nil)
+                }
+            }
+        }
+        try PagePrefetcher.forEachPage(pageSize: 2048, fetch: fetch) { page in
+            for row in page {
+                verifier.consume(row.entry.bytes, storageSeq: row.entry.seq, lookup: row.lookup)
                 if verifier.entriesConsumed % progressInterval == 0 { progress(verifier.entriesConsumed) }
             }
         }
@@ -33,16 +45,17 @@ enum PagePrefetcher {
     static let depth = 2
 
     private enum Item: Sendable {
-        case page([StoredEntry])
+        case page([VerifiableEntry])
         case failed(any Error)
         case end
     }
 
     /// Calls `visit` with every page of entries in sequence order; the next pages are read meanwhile.
+    /// - Parameter fetch: up to `limit` entries from a sequence number on.
     static func forEachPage(
-        of storage: some LogStorage,
         pageSize: Int,
-        _ visit: ([StoredEntry]) throws -> Void
+        fetch: @escaping @Sendable (_ from: UInt64, _ limit: Int) throws -> [VerifiableEntry],
+        _ visit: ([VerifiableEntry]) throws -> Void
     ) throws {
         let queue = Mutex<[Item]>([])
         let stopped = Atomic<Bool>(false)
@@ -58,9 +71,9 @@ enum PagePrefetcher {
                 if stopped.load(ordering: .acquiring) { return }
                 let item: Item
                 do {
-                    let page = try storage.entries(from: next, through: .max, limit: pageSize)
-                    if let last = page.last, page.count == pageSize, last.seq < .max {
-                        next = last.seq + 1
+                    let page = try fetch(next, pageSize)
+                    if let last = page.last, page.count == pageSize, last.entry.seq < .max {
+                        next = last.entry.seq + 1
                         item = .page(page)
                     } else {
                         item = page.isEmpty ? .end : .page(page)

@@ -10,7 +10,7 @@ import DurableSQLite
 /// Writes are `BEGIN IMMEDIATE` transactions, so several processes (auditd and auditctl) on one file take turns
 /// and always seal after the true head: one chain, never forked, never a reused sequence number. A commit
 /// returns only once SQLite has synced the WAL.
-public final class SQLiteLogStorage: LogStorage {
+public final class SQLiteLogStorage: LookupColumnStorage {
     let pool: DatabasePool
     /// The database file.
     public let path: String
@@ -231,6 +231,37 @@ public final class SQLiteLogStorage: LogStorage {
                 let seq: Int64 = row[0]
                 let bytes = try row.withUnsafeData(atIndex: 1) { data in data.map { Array($0) } ?? [] }
                 page.append(StoredEntry(seq: UInt64(seq), bytes: bytes))
+            }
+            return page
+        }
+    }
+
+    public func verifiableEntries(from: UInt64, through: UInt64, limit: Int) throws -> [VerifiableEntry] {
+        let low = Int64(clamping: from)
+        let high = Int64(clamping: through)
+        return try pool.read { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT seq, bytes, hash, kind, time FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq LIMIT ?"
+            )
+            statement.setUncheckedArguments([low, high, limit])
+            var page: [VerifiableEntry] = []
+            page.reserveCapacity(max(0, min(limit, 4096)))
+            let rows = try Row.fetchCursor(statement)
+            while let row = try rows.next() {
+                let seq: Int64 = row[0]
+                let bytes = try row.withUnsafeData(atIndex: 1) { data in data.map { Array($0) } ?? [] }
+                // Whatever the columns hold (sqlite3 can store text in an INTEGER column): a value of another type
+                // is passed on as nil, which the verifier reports, rather than converted.
+                let hash: [UInt8]? =
+                    if case .blob(let data) = (row[2] as DatabaseValue).storage { Array(data) } else { nil }
+                let kind: Int64? = if case .int64(let value) = (row[3] as DatabaseValue).storage { value } else { nil }
+                let time: Int64? = if case .int64(let value) = (row[4] as DatabaseValue).storage { value } else { nil }
+                page.append(
+                    VerifiableEntry(
+                        entry: StoredEntry(seq: UInt64(seq), bytes: bytes),
+                        lookup: StoredLookup(hash: hash, kind: kind, time: time)
+                    )
+                )
             }
             return page
         }

@@ -32,7 +32,9 @@ struct VerifyCommand: ParsableCommand {
     @Flag(name: .long, help: "Also open and validate every event with the local data keys.") var decrypt = false
 
     func run() throws {
-        let pinned = try publicKey.map { try PublicKeyFile.parse(readInput($0)) }
+        let pinnedFile = try publicKey.map { try readInput($0) }
+        let pinned = try pinnedFile.map { try PublicKeyFile.parse($0) }
+        let pinnedLogId = pinnedFile.flatMap(PublicKeyFile.logId)
         var trustedCheckpoint = try checkpoint.map { path in
             try SignedCheckpoint(json: JSONValue(parsing: readInput(path)))
         }
@@ -40,9 +42,15 @@ struct VerifyCommand: ParsableCommand {
         let progress: (Int) -> Void = { count in
             if showProgress { FileHandle.standardError.write(Data("\rverified \(count) entries...".utf8)) }
         }
-        let report: VerificationReport
+        let summary: VerifySummary
         if let bundle {
-            report = try verifyBundle(bundle, pinned: pinned, checkpoint: &trustedCheckpoint, progress: progress)
+            let (report, header) = try verifyBundle(
+                bundle,
+                pinned: pinned,
+                checkpoint: &trustedCheckpoint,
+                progress: progress
+            )
+            summary = VerifySummary(report: report, statedLogId: header.logId, pinnedLogId: pinnedLogId, what: "bundle")
         } else {
             // Only the entries and the trust anchors: the log's metadata and private keys may be what was damaged.
             let (storage, keys) = try global.state.openStorage()
@@ -57,11 +65,18 @@ struct VerifyCommand: ParsableCommand {
             options.trustedCheckpoint = trustedCheckpoint ?? storedCheckpoint(storage)
             options.catalogue = try global.loadCatalogue()
             if decrypt { options.dataKeys = try keys.allDataKeys() }
-            report = try storage.verify(options: options, progressInterval: 10_000, progress: progress)
+            let report = try storage.verify(options: options, progressInterval: 10_000, progress: progress)
+            // What the newest entry states, for when no entry is authentic (keys pinned for another log).
+            let stated = (try? storage.snapshot())?.head?.logId.nilIfEmpty
+            summary = VerifySummary(report: report, statedLogId: stated, pinnedLogId: pinnedLogId, what: "log")
         }
         if showProgress { FileHandle.standardError.write(Data("\r".utf8)) }
-        output(report)
-        if !report.isClean { throw ExitCode(1) }
+        if output.json {
+            printJSON(summary.json)
+        } else {
+            for line in summary.lines { print(line) }
+        }
+        if !summary.isClean { throw ExitCode(1) }
     }
 
     private func verifyBundle(
@@ -69,7 +84,7 @@ struct VerifyCommand: ParsableCommand {
         pinned: [Curve25519.Signing.PublicKey]?,
         checkpoint: inout SignedCheckpoint?,
         progress: (Int) -> Void
-    ) throws -> VerificationReport {
+    ) throws -> (VerificationReport, LogBundle.Header) {
         let reader = try LineReader(path: path)
         guard let first = reader.next() else { throw CLIError("\(path) is empty") }
         let header = try LogBundle.Header(line: first)
@@ -110,39 +125,13 @@ struct VerifyCommand: ParsableCommand {
                 )
             )
         }
-        return report
+        return (report, header)
     }
+}
 
-    private func output(_ report: VerificationReport) {
-        if output.json {
-            printJSON(
-                .array(
-                    report.problems.map {
-                        .object([
-                            "seq": .unsigned($0.seq), "lastSeq": .unsigned($0.lastSeq),
-                            "kind": .string($0.kind.rawValue), "detail": .string($0.detail),
-                        ])
-                    }
-                )
-            )
-            return
-        }
-        for problem in report.problems { print(problem.description) }
-        for removal in report.accounted {
-            let range = "\(removal.removal.firstSeq)-\(removal.removal.lastSeq)"
-            print(
-                "seq \(removal.recordSeq): accounted: \(removal.kind) of \(removal.removal.count) entries in \(range) "
-                    + "(reason \(removal.removal.reason))\(removal.bridgedGap ? ", bridges a gap" : "")"
-            )
-        }
-        let head = report.head.map { "head seq \($0.seq) \(Hex.encode($0.hash))" } ?? "no head"
-        let mode = report.fast ? "fast" : "full"
-        let verdict = report.isClean ? "OK" : "\(report.problems.count) problem(s)"
-        print(
-            "\(verdict): \(report.entriesChecked) entries, \(report.signaturesChecked) signatures checked (\(mode)), "
-                + "\(report.payloadsOpened) payloads opened; \(head)"
-        )
-    }
+extension Array where Element == UInt8 {
+    /// Nil when empty.
+    fileprivate var nilIfEmpty: [UInt8]? { isEmpty ? nil : self }
 }
 
 /// Reads a file line by line without loading it whole.

@@ -39,7 +39,8 @@ struct SQLiteTamperTests {
     /// `auditctl verify --json` → (exit status, ["seq:kind"]).
     func verify(_ extra: [String] = []) async throws -> (Int32, [String]) {
         let result = try await CLIHarness.auditctl(state, ["verify", "--json"] + extra)
-        guard case .array(let problems) = try JSONValue(parsing: Array(result.stdout.utf8)) else {
+        guard case .array(let problems)? = try JSONValue(parsing: Array(result.stdout.utf8)).objectValue?["problems"]
+        else {
             return (result.status, [])
         }
         let findings = problems.compactMap { problem -> String? in
