@@ -176,16 +176,8 @@ struct LogCommand: ParsableCommand {
         throws
     {
         let pinned = try publicKey.map { try PublicKeyFile.parse(readInput($0)) }
-        let reader = try LineReader(path: path)
-        guard let first = reader.next() else { throw CLIError("\(path) is empty") }
-        let header = try LogBundle.Header(line: first)
-        var trusted = pinned ?? []
-        if pinned == nil {
-            trusted = try header.publicKeys.map(PublicKeyFile.publicKey)
-            FileHandle.standardError.write(
-                Data("auditctl: warning: trusting the bundle's own public keys; pin them with --public-key\n".utf8)
-            )
-        }
+        let bundle = try OpenedBundle(path: path, pinned: pinned)
+        let (reader, header, trusted) = (bundle.reader, bundle.header, bundle.trustedKeys)
         // The keys of a state directory only when one is named: a bundle is usually read away from the device.
         let store =
             global.stateDir != nil || ProcessInfo.processInfo.environment["AUDIT_STATE_DIR"] != nil

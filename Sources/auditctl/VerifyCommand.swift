@@ -85,17 +85,9 @@ struct VerifyCommand: ParsableCommand {
         checkpoint: inout SignedCheckpoint?,
         progress: (Int) -> Void
     ) throws -> (VerificationReport, LogBundle.Header) {
-        let reader = try LineReader(path: path)
-        guard let first = reader.next() else { throw CLIError("\(path) is empty") }
-        let header = try LogBundle.Header(line: first)
-        var keys = pinned ?? []
-        if pinned == nil {
-            keys = try header.publicKeys.map(PublicKeyFile.publicKey)
-            FileHandle.standardError.write(
-                Data("auditctl: warning: trusting the bundle's own public keys; pin them with --public-key\n".utf8)
-            )
-        }
-        var options = ChainVerifier.Options(trustedKeys: keys)
+        let bundle = try OpenedBundle(path: path, pinned: pinned)
+        let (reader, header) = (bundle.reader, bundle.header)
+        var options = ChainVerifier.Options(trustedKeys: bundle.trustedKeys)
         options.fast = fast
         options.firstSeq = header.firstSeq
         options.trustedCheckpoint = checkpoint ?? header.checkpoint
