@@ -5,9 +5,11 @@ public import Crypto
 /// (the signed-note vkey form with the cosignature type byte).
 ///
 /// ``verify(_:)`` finds this key's cosignature lines on a checkpoint note and checks them.
-public struct CosignatureVerifierKey: Sendable, Hashable, CustomStringConvertible {
+public struct CosignatureVerifierKey: Ed25519VerifierKey {
     /// The signature type byte of Ed25519 cosignatures, `cosignature/v1` (c2sp.org/tlog-cosignature "Format").
     public static let signatureType: UInt8 = 0x04
+    /// The vkey's type byte: ``signatureType``.
+    public static var vkeyType: UInt8 { signatureType }
 
     /// The key name written in cosignature lines.
     public let name: String
@@ -34,27 +36,6 @@ public struct CosignatureVerifierKey: Sendable, Hashable, CustomStringConvertibl
     public init(parsing vkey: String) throws(NoteVerifierKey.Failure) {
         let parsed = try NoteVerifierKey.parseEd25519(vkey, type: Self.signatureType)
         try self.init(name: parsed.name, publicKey: parsed.publicKey)
-    }
-
-    /// The vkey text, `<name>+<hex key ID>+<base64(0x04 || public key)>`.
-    public var vkey: String {
-        NoteVerifierKey.render(name: name, keyID: keyID, type: Self.signatureType, publicKey: publicKeyBytes)
-    }
-
-    public var description: String { vkey }
-
-    /// The 32-byte Ed25519 public key.
-    public var publicKeyBytes: [UInt8] { Array(publicKey.rawRepresentation) }
-
-    /// Equal names (byte for byte), key IDs and public keys.
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.name.utf8.elementsEqual(rhs.name.utf8) && lhs.keyID == rhs.keyID && lhs.publicKeyBytes == rhs.publicKeyBytes
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(Array(name.utf8))
-        hasher.combine(keyID)
-        hasher.combine(publicKeyBytes)
     }
 
     /// `SHA-256(name || 0x0A || 0x04 || publicKey)[:4]`, big-endian (c2sp.org/tlog-cosignature "Format").

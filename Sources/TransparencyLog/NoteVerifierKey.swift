@@ -5,7 +5,7 @@ public import Crypto
 ///
 /// Only signature type `0x01` (section "Ed25519 signatures") is supported: the spec asks implementations to select
 /// only the types their design needs (section "Signature types").
-public struct NoteVerifierKey: Sendable, Hashable, CustomStringConvertible {
+public struct NoteVerifierKey: Ed25519VerifierKey {
     /// Why a key name or a verifier key is refused.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The key name is empty, or holds a Unicode space, a plus (U+002B) or a control character.
@@ -43,6 +43,8 @@ public struct NoteVerifierKey: Sendable, Hashable, CustomStringConvertible {
 
     /// The signature type identifier byte of Ed25519 (c2sp.org/signed-note "Signature types").
     public static let ed25519SignatureType: UInt8 = 0x01
+    /// The vkey's type byte: ``ed25519SignatureType``.
+    public static var vkeyType: UInt8 { ed25519SignatureType }
 
     /// The key name, as it appears in signature lines.
     public let name: String
@@ -68,27 +70,6 @@ public struct NoteVerifierKey: Sendable, Hashable, CustomStringConvertible {
     public init(parsing vkey: String) throws(Failure) {
         let parsed = try Self.parseEd25519(vkey, type: Self.ed25519SignatureType)
         try self.init(name: parsed.name, publicKey: parsed.publicKey)
-    }
-
-    /// The verifier key text, `<name>+<hex key ID>+<base64(0x01 || public key)>`.
-    public var vkey: String {
-        Self.render(name: name, keyID: keyID, type: Self.ed25519SignatureType, publicKey: publicKeyBytes)
-    }
-
-    public var description: String { vkey }
-
-    /// The 32-byte Ed25519 public key (RFC 8032 encoding).
-    public var publicKeyBytes: [UInt8] { Array(publicKey.rawRepresentation) }
-
-    /// Equal names (byte for byte, with no Unicode normalization), key IDs and public keys.
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.name.utf8.elementsEqual(rhs.name.utf8) && lhs.keyID == rhs.keyID && lhs.publicKeyBytes == rhs.publicKeyBytes
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(Array(name.utf8))
-        hasher.combine(keyID)
-        hasher.combine(publicKeyBytes)
     }
 
     /// `SHA-256(name || 0x0A || 0x01 || publicKey)[:4]`, big-endian (c2sp.org/signed-note "Ed25519 signatures").
