@@ -64,6 +64,19 @@ extension ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let pid = try spawn(path, arguments, environment: environment, actions: &actions)
+        return Running(pid: pid, outputPath: outputPath)
+    }
+
+    /// Spawns `path` with `arguments`, exactly `environment`, and `actions` for its standard descriptors; every
+    /// other descriptor is closed in the child (``addCloseFrom``).
+    /// - Throws: ``Failure`` naming `posix_spawn`'s error.
+    static func spawn(
+        _ path: String,
+        _ arguments: [String],
+        environment: [String: String],
+        actions: inout posix_spawn_file_actions_t
+    ) throws(Failure) -> pid_t {
         if let addCloseFrom { _ = addCloseFrom(&actions, 3) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -73,6 +86,6 @@ extension ChildProcess {
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
         guard spawned == 0 else { throw Failure(description: "posix_spawn \(path): errno \(spawned)") }
-        return Running(pid: pid, outputPath: outputPath)
+        return pid
     }
 }

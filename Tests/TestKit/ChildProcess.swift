@@ -59,23 +59,16 @@ package enum ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
-        if let addCloseFrom { _ = addCloseFrom(&actions, 3) }
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv + envp { free(pointer) }
+        let pid: pid_t
+        do {
+            pid = try spawn(path, arguments, environment: environment, actions: &actions)
+        } catch {
+            for fd in input + output + errors { close(fd) }
+            throw error
         }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
         close(input[0])
         close(output[1])
         close(errors[1])
-        guard spawned == 0 else {
-            close(input[1])
-            close(output[0])
-            close(errors[0])
-            throw Failure(description: "posix_spawn \(path): errno \(spawned)")
-        }
         let watchdog = DispatchWorkItem { kill(pid, SIGTERM) }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
         // Standard error is read on a thread of its own, so that neither pipe can fill while the other is read.
