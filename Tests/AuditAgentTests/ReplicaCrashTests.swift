@@ -82,11 +82,7 @@ struct ReplicaCrashTests {
             #expect(reply.response?.results.allSatisfy { $0.status != .rejected } == true)
             last = reply.response?.treeReceipt ?? last
         }
-        let receipt = try #require(last)
-        #expect(receipt.seq == UInt64(chain.entries.count - 1))
-        let checkpoint = try Checkpoint(parsing: try SignedNote(parsing: Array(receipt.checkpoint.utf8)).text)
-        #expect(checkpoint.size == UInt64(chain.entries.count))
-        #expect(checkpoint.rootHash == MerkleTree(leaves: chain.entries.map(\.serialized)).root())
+        let receipt = try StoredLog.expectWholeChain(last, chain)
         try await StoredLog.expectIntact(directory, chain, acknowledged: receipt.seq)
         #expect(await a.terminate().status == 0)
         #expect(await b.terminate().status == 0)

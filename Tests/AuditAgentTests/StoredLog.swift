@@ -1,5 +1,6 @@
 import AuditChain
 import AuditCollector
+import AuditWire
 import Testing
 import TestKit
 import TransparencyLog
@@ -47,5 +48,24 @@ enum StoredLog {
         let tree = try await store.treeHead(logId: chain.logId)
         #expect(tree.size == head.seq + 1, sourceLocation: sourceLocation)
         #expect(tree.root == MerkleTree(leaves: held.map(\.bytes)).root(), sourceLocation: sourceLocation)
+    }
+
+    /// The last receipt covers the whole chain: its head is the chain's last seq, and its checkpoint's size and root
+    /// are the chain's.
+    @discardableResult
+    static func expectWholeChain(
+        _ last: TreeReceipt?,
+        _ chain: CollectorChain,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> TreeReceipt {
+        let receipt = try #require(last, sourceLocation: sourceLocation)
+        #expect(receipt.seq == UInt64(chain.entries.count - 1), sourceLocation: sourceLocation)
+        let checkpoint = try Checkpoint(parsing: try SignedNote(parsing: Array(receipt.checkpoint.utf8)).text)
+        #expect(checkpoint.size == UInt64(chain.entries.count), sourceLocation: sourceLocation)
+        #expect(
+            checkpoint.rootHash == MerkleTree(leaves: chain.entries.map(\.serialized)).root(),
+            sourceLocation: sourceLocation
+        )
+        return receipt
     }
 }
