@@ -10,8 +10,6 @@ import Foundation
 public final class CollectorStore: Sendable {
     /// The engine.
     public let database: any CollectorDatabase
-    /// The SQLite database file; nil on PostgreSQL.
-    public var path: String? { (database as? SQLiteCollectorDatabase)?.path }
     /// Incidents (forks, chain breaks, checkpoint conflicts) kept per log; past it they are only counted.
     public let maxIncidentsPerLog: Int
 

@@ -99,7 +99,9 @@ struct SQLiteSession: SQLSession {
         case .int64(let integer): return .integer(integer)
         case .blob(let data): return .blob(Array(data))
         case .string(let text): return .text(text)
-        case .double(let double): return .integer(Int64(exactly: double) ?? Int64(clamping: Int(double.rounded())))
+        // The collector writes no REAL; one in a changed database reads as text, so a check of the column reports it
+        // (an infinity converted to an integer would trap).
+        case .double(let double): return .text("\(double)")
         }
     }
 }
