@@ -223,7 +223,8 @@ let package = Package(
         .testTarget(
             name: "AuditSyncTests",
             dependencies: [
-                "AuditSync", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "AuditWitness", "TestKit",
+                "AuditSync", "AuditAgent", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "AuditWitness",
+                "TestKit",
                 "TransparencyLog", "AuditServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -247,7 +248,8 @@ let package = Package(
         .testTarget(
             name: "AuditWitnessTests",
             dependencies: [
-                "AuditWitness", "AuditCollector", "AuditWire", "TestKit", "TransparencyLog", "FuzzSupport",
+                "AuditWitness", "AuditChain", "AuditCollector", "AuditWire", "TestKit", "TransparencyLog",
+                "FuzzSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
