@@ -23,6 +23,10 @@ public actor BiometricUnlockController<MonotonicClock: Clock> where MonotonicClo
     var pending: PendingAuditBuffer
     var strongAuthenticationInstant: MonotonicClock.Instant?
     var savedRecord: UnlockRecord?
+    /// When this process saw the current password lockout start, by the monotonic clock.
+    var passwordLockoutInstant: MonotonicClock.Instant?
+    /// True while the verifier checks a password: a concurrent attempt is refused unchecked.
+    var isVerifyingPassword = false
     var isDelivering = false
     var started = false
 
@@ -99,20 +103,29 @@ public actor BiometricUnlockController<MonotonicClock: Clock> where MonotonicClo
 
     /// Checks the password in `REQUIRE_PASSWORD` or `REVOKED`; `password` is wiped whatever happens.
     ///
-    /// Success unlocks and returns the session secret; failure stays and reports ERR-107-010. In any other state the
-    /// password is not checked and the result says the input was not accepted.
+    /// Success unlocks, returns the session secret and logs `PASSWORD_AUTH_SUCCESS`; a wrong password stays, logs
+    /// `PASSWORD_AUTH_FAILURE` and reports ERR-107-010 (at the throttling threshold also `PASSWORD_ATTEMPTS_THROTTLED`
+    /// and ERR-107-011). While attempts are throttled (or another attempt is being checked) the password is not
+    /// checked: the attempt is logged as `PASSWORD_AUTH_FAILURE` with ERR-107-011 and `retryAfterMs`. In any other
+    /// state the password is not checked and the result says the input was not accepted.
     public func submitPassword(_ password: inout [UInt8]) async -> UnlockStepResult {
         guard machine.state.acceptsPassword else {
             SecureWipe.wipe(&password)
             return await ignored()
         }
-        let verification = await platform.passwordVerifier.verify(password: password)
-        SecureWipe.wipe(&password)
-        guard case .accepted(var grant) = consume verification else { return await step(.passwordRejected) }
+        let now = platform.wallClock.currentTime
+        if let retryAfterMs = passwordRetryAfterMilliseconds(now: now) {
+            SecureWipe.wipe(&password)
+            return await passwordStep(.passwordRefused(at: now, retryAfterMs: retryAfterMs))
+        }
+        let verification = await verifyPassword(&password)
+        guard case .accepted(var grant) = consume verification else {
+            return await passwordStep(.passwordRejected(at: platform.wallClock.currentTime))
+        }
         SecureWipe.wipe(&grant.sessionProof)
         let bootSessionID = await platform.deviceSignals.bootSessionID()
         let input = UnlockInput.passwordAccepted(at: platform.wallClock.currentTime, bootSessionID: bootSessionID)
-        return await step(input, releasing: SessionSecret(grant.sessionSecret))
+        return await passwordStep(input, releasing: SessionSecret(grant.sessionSecret))
     }
 }
 

@@ -54,4 +54,19 @@ extension BiometricUnlockError {
     static func passwordRejected() -> BiometricUnlockError {
         BiometricUnlockError(.badPassword, "the password was not accepted; check it and try again")
     }
+
+    static func passwordThrottled(retryAfterMs: Int64) -> BiometricUnlockError {
+        guard retryAfterMs > 0 else {
+            return BiometricUnlockError(
+                .passwordThrottled,
+                "another password attempt is being checked, so this one was not; wait for its answer"
+            )
+        }
+        let seconds = retryAfterMs / 1000 + (retryAfterMs % 1000 > 0 ? 1 : 0)
+        return BiometricUnlockError(
+            .passwordThrottled,
+            "too many wrong passwords in a row, so the password is not checked for \(seconds) more second(s); "
+                + "wait and try again"
+        )
+    }
 }

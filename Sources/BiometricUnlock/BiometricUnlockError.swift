@@ -11,6 +11,9 @@ public struct BiometricUnlockError: Error, Sendable, Hashable, CustomStringConve
         public static let unavailable = Code("ERR-107-001")
         /// `ERR-107-010`: the password was not accepted.
         public static let badPassword = Code("ERR-107-010")
+        /// `ERR-107-011`: too many wrong passwords in a row; the attempt was refused without checking the password
+        /// until the lockout ends (docs/BIOMETRIC.md, "Password attempts and throttling").
+        public static let passwordThrottled = Code("ERR-107-011")
         /// `ERR-107-020`: the secure key store refused a write, after the configured retries.
         public static let keyStoreWriteFailed = Code("ERR-107-020")
         /// `ERR-107-030`: the biometric did not match.
@@ -29,7 +32,7 @@ public struct BiometricUnlockError: Error, Sendable, Hashable, CustomStringConve
 
         /// Every code, in identifier order.
         public static let all: [Code] = [
-            .unavailable, .badPassword, .keyStoreWriteFailed, .recognitionFailed, .promptCancelled,
+            .unavailable, .badPassword, .passwordThrottled, .keyStoreWriteFailed, .recognitionFailed, .promptCancelled,
             .inconsistentCounter, .biometricSetChanged, .inconsistentClock, .auditUnavailable,
         ]
 

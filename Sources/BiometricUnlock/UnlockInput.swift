@@ -17,8 +17,14 @@ public enum UnlockInput: Sendable, Hashable {
     case usePassword
     /// The password verifier accepted the password.
     case passwordAccepted(at: AuditTimestamp, bootSessionID: String)
-    /// The password verifier refused the password.
-    case passwordRejected
+    /// The password verifier refused the password, checked at `at`; `forEnrollment` when it was given to enable
+    /// biometric unlock (in `UNLOCKED`) rather than to unlock.
+    case passwordRejected(at: AuditTimestamp, forEnrollment: Bool = false)
+    /// A password attempt at `at` was refused unchecked: attempts are throttled for `retryAfterMs` more
+    /// milliseconds (0: another attempt was being checked).
+    case passwordRefused(at: AuditTimestamp, retryAfterMs: Int64, forEnrollment: Bool = false)
+    /// The password verifier accepted the password given to enable biometric unlock (in `UNLOCKED`).
+    case enrollmentPasswordAccepted
     /// The app went to the background.
     case background
     /// The user locked the app.

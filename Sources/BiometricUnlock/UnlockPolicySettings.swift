@@ -13,6 +13,9 @@ public struct UnlockPolicySettings: Sendable, Hashable {
     /// How far past the last strong authentication the wall clock may be before it is implausible
     /// (`CLOCK_INCONSISTENT`). Default 400 days.
     public var maximumPlausibleClockAdvance: Duration = .seconds(400 * 24 * 60 * 60)
+    /// The anti-brute-force policy of the password (unlock and biometric enrollment alike): by default 5 wrong
+    /// passwords in a row lock attempts out for 30 s, doubling at each further wrong one up to 1 hour.
+    public var passwordThrottle = AttemptThrottleSettings()
 
     /// Creates the default settings.
     public init() {}

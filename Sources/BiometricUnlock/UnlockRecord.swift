@@ -9,16 +9,21 @@ public struct UnlockRecord: Sendable, Hashable {
     public var failedBiometricAttempts: Int?
     /// The ``DeviceSignals/bootSessionID()`` at the last password unlock, to detect a reboot.
     public var bootSessionAtLastUnlock: String?
+    /// Wrong passwords in a row and the password lockout they started (docs/BIOMETRIC.md, "Password attempts and
+    /// throttling"); kept here so a relaunch does not reset them.
+    public var passwordThrottle: AttemptThrottle
 
     /// Creates a record.
     public init(
         lastStrongAuthenticationAt: AuditTimestamp? = nil,
         failedBiometricAttempts: Int? = 0,
-        bootSessionAtLastUnlock: String? = nil
+        bootSessionAtLastUnlock: String? = nil,
+        passwordThrottle: AttemptThrottle = AttemptThrottle()
     ) {
         self.lastStrongAuthenticationAt = lastStrongAuthenticationAt
         self.failedBiometricAttempts = failedBiometricAttempts
         self.bootSessionAtLastUnlock = bootSessionAtLastUnlock
+        self.passwordThrottle = passwordThrottle
     }
 
     /// The record of a fresh install: never authenticated, no failures.

@@ -47,15 +47,27 @@ public struct UnlockStateMachine: Sendable {
             requirePassword(.userChosePassword, &decision)
         case .passwordAccepted(let time, let bootSessionID):
             guard state.acceptsPassword else { return ignored() }
+            let attempt = record.passwordThrottle.nextAttemptNumber
+            let reason = unlockAttemptReason
             record = UnlockRecord(
                 lastStrongAuthenticationAt: time,
                 failedBiometricAttempts: 0,
-                bootSessionAtLastUnlock: bootSessionID
+                bootSessionAtLastUnlock: bootSessionID,
+                passwordThrottle: AttemptThrottle()
             )
             move(to: .unlocked, &decision)
-        case .passwordRejected:
-            guard state.acceptsPassword else { return ignored() }
-            decision.report(.passwordRejected())
+            decision.actions.append(.emit(.passwordAuthSuccess(attemptCount: attempt, reason: reason)))
+        case .passwordRejected(let time, let forEnrollment):
+            guard acceptsPasswordAttempt(forEnrollment: forEnrollment) else { return ignored() }
+            rejectPassword(at: time, forEnrollment: forEnrollment, &decision)
+        case .passwordRefused(let time, let retryAfterMs, let forEnrollment):
+            guard acceptsPasswordAttempt(forEnrollment: forEnrollment) else { return ignored() }
+            refusePassword(at: time, retryAfterMs: retryAfterMs, forEnrollment: forEnrollment, &decision)
+        case .enrollmentPasswordAccepted:
+            guard state == .unlocked else { return ignored() }
+            let attempt = record.passwordThrottle.nextAttemptNumber
+            record.passwordThrottle.recordSuccess()
+            decision.actions.append(.emit(.passwordAuthSuccess(attemptCount: attempt, reason: .biometricEnrollment)))
         case .background, .lock, .timeout:
             guard state != .locked else { return ignored() }
             if state == .unlocked { decision.actions.append(.discardSession) }

@@ -9,7 +9,7 @@ final class SimulatedDevice {
     private let number: Int
     private let userId: String
     private let deviceId: String
-    private let keyPrefix: String
+    private let keys: SharedIdempotencyKeys
     private let sink: any AuditSink
     private let clock: ManualClock
     private let authenticator: ScriptedBiometricAuthenticator
@@ -19,15 +19,13 @@ final class SimulatedDevice {
     private var controller: BiometricUnlockController<ManualClock>?
     private var password: [UInt8]
     private var passwordVersion = 1
-    /// The number of the next idempotency key, carried over to the next controller at a relaunch.
-    private var nextKeyNumber = 1
 
     /// Creates user `number`'s device, drawing its session proof and secret from `random`.
     init(number: Int, seed: UInt64, startTime: AuditTimestamp, sink: any AuditSink, random: inout SimulationRandom) {
         self.number = number
         userId = "user-\(number)"
         deviceId = "device-\(number)"
-        keyPrefix = "sim-\(seed)-user-\(number)"
+        keys = SharedIdempotencyKeys(prefix: "sim-\(seed)-user-\(number)")
         self.sink = sink
         clock = ManualClock(wallTime: startTime)
         authenticator = ScriptedBiometricAuthenticator(clock: clock)
@@ -188,7 +186,7 @@ final class SimulatedDevice {
             platform: platform,
             clock: clock,
             random: SplitMix64(seed: random.next()),
-            idempotencyKeys: SequentialIdempotencyKeyGenerator(prefix: keyPrefix, startingAt: nextKeyNumber)
+            idempotencyKeys: keys.generator
         )
         self.controller = controller
         return controller
@@ -211,7 +209,7 @@ final class SimulatedDevice {
         if result.errorCodes.contains(.badPassword) { summary.rejectedPasswords += 1 }
     }
 
-    /// Enables biometric unlock with the password (or a wrong one, which is refused and logs nothing).
+    /// Enables biometric unlock with the password (or a wrong one, which is refused and logged as a failed password attempt).
     private func enableBiometrics(wrong: Bool, _ summary: inout UnlockSimulationSummary) async {
         guard let controller else { return }
         var typed = wrong ? Array("not-the-password".utf8) : password
@@ -222,10 +220,8 @@ final class SimulatedDevice {
         }
     }
 
-    /// Accounts for a step: the events the sink took, the keys used, unlocks and audit failures.
+    /// Accounts for a step: the events the sink took, unlocks and audit failures.
     private func record(_ result: UnlockStepResult, _ summary: inout UnlockSimulationSummary) {
-        nextKeyNumber += result.emittedEvents.count
-        for event in result.deliveredEvents { summary.eventCounts[event.type, default: 0] += 1 }
         summary.biometricUnlocks += result.emittedEvents.count { $0.type == "BIOMETRIC_AUTH_SUCCESS" }
         summary.auditFailures += result.errors.filter { $0.code == .auditUnavailable }
         summary.undeliveredEvents += result.droppedEvents.count

@@ -47,8 +47,9 @@ public struct UnlockSimulator: Sendable {
     public func run(into sink: any AuditSink) async -> UnlockSimulationSummary {
         var summary = UnlockSimulationSummary(seed: seed, users: users, sessionsPerUser: sessionsPerUser)
         var random = SimulationRandom(seed: seed)
+        let counting = CountingAuditSink(wrapping: sink)
         let devices = (0..<max(0, users)).map { index in
-            SimulatedDevice(number: index + 1, seed: seed, startTime: startTime, sink: sink, random: &random)
+            SimulatedDevice(number: index + 1, seed: seed, startTime: startTime, sink: counting, random: &random)
         }
         sessions: for _ in 0..<max(0, sessionsPerUser) {
             for device in devices {
@@ -60,6 +61,7 @@ public struct UnlockSimulator: Sendable {
             }
         }
         for device in devices { await device.close(&summary) }
+        summary.eventCounts = counting.counts
         return summary
     }
 }

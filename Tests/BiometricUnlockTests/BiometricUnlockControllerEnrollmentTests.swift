@@ -13,10 +13,15 @@ import TestKit
     let result = try await harness.enable()
     #expect(
         summaries(result.emittedEvents) == [
-            EventSummary(type: "BIOMETRIC_ENABLED", attributes: ["biometryType": "faceID"])
+            EventSummary(
+                type: "PASSWORD_AUTH_SUCCESS",
+                attributes: ["attemptCount": 1, "reason": "BIOMETRIC_ENROLLMENT"]
+            ),
+            EventSummary(type: "BIOMETRIC_ENABLED", attributes: ["biometryType": "faceID"]),
         ]
     )
-    #expect(result.emittedEvents.first?.occurredAt == startTime.adding(.seconds(10)))
+    #expect(result.emittedEvents.allSatisfy { $0.occurredAt == startTime.adding(.seconds(10)) })
+    #expect(result.deliveredEvents == result.emittedEvents)
     let key = try #require(harness.keyStore.storedKey)
     #expect(key.count == 32)
     #expect(key != Fixture.sessionProof)
@@ -58,7 +63,17 @@ import TestKit
     #expect(unavailable?.code == .unavailable)
     #expect(harness.keyStore.storedKey == nil)
     #expect(harness.keyStore.storedEnvelope == nil)
-    #expect(harness.sink.events.map(\.type) == ["PASSWORD_AUTH_FALLBACK"])
+    #expect(
+        summaries(harness.sink.events) == [
+            EventSummary(type: "PASSWORD_AUTH_FALLBACK", attributes: ["reason": "FIRST_UNLOCK"]),
+            EventSummary(type: "PASSWORD_AUTH_SUCCESS", attributes: ["attemptCount": 1, "reason": "FIRST_UNLOCK"]),
+            EventSummary(
+                type: "PASSWORD_AUTH_FAILURE",
+                attributes: ["attemptCount": 1, "reason": "BIOMETRIC_ENROLLMENT", "errorCode": "ERR-107-010"]
+            ),
+        ],
+        "the wrong password given to enable is logged; nothing is enabled"
+    )
 }
 
 @Test func keyStoreWritesAreRetriedThreeTimes() async throws {

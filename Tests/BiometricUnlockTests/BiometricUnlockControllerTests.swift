@@ -35,7 +35,11 @@ import TestKit
     let result = await harness.controller.submitPassword(&password)
     #expect(result.state == .unlocked)
     #expect(result.sessionSecret?.bytes == Fixture.sessionSecret)
-    #expect(result.emittedEvents.isEmpty)
+    #expect(
+        summaries(result.emittedEvents) == [
+            EventSummary(type: "PASSWORD_AUTH_SUCCESS", attributes: ["attemptCount": 1, "reason": "FIRST_UNLOCK"])
+        ]
+    )
     #expect(password.allSatisfy { $0 == 0 })
     #expect(
         harness.keyStore.storedRecord

@@ -5,8 +5,8 @@ import Testing
 @Test func codesCarryTheSourceIdentifiers() {
     #expect(
         BiometricUnlockError.Code.all.map(\.identifier) == [
-            "ERR-107-001", "ERR-107-010", "ERR-107-020", "ERR-107-030", "ERR-107-031", "ERR-107-050", "ERR-107-060",
-            "ERR-107-070", "ERR-107-090",
+            "ERR-107-001", "ERR-107-010", "ERR-107-011", "ERR-107-020", "ERR-107-030", "ERR-107-031", "ERR-107-050",
+            "ERR-107-060", "ERR-107-070", "ERR-107-090",
         ]
     )
 }

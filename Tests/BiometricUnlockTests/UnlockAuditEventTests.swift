@@ -12,6 +12,14 @@ private let allKinds: [UnlockAuditEvent] =
         .biometricAuthFailure(attemptCount: 2, errorCode: .recognitionFailed),
         .biometricRevokedSystemChange,
     ] + PasswordReason.allCases.map { .passwordAuthFallback(reason: $0) }
+    + (PasswordReason.allCases.map(PasswordAttemptReason.required) + [.biometricEnrollment]).flatMap { reason in
+        [
+            UnlockAuditEvent.passwordAuthSuccess(attemptCount: 1, reason: reason),
+            .passwordAuthFailure(attemptCount: 4, reason: reason, errorCode: .badPassword),
+            .passwordAuthFailure(attemptCount: 6, reason: reason, errorCode: .passwordThrottled, retryAfterMs: 0),
+            .passwordAttemptsThrottled(failedAttempts: 5, lockoutMs: 30_000, reason: reason),
+        ]
+    }
 
 @Test func eachEventHasItsCatalogueTypeAndExactlyItsAttributes() {
     #expect(
@@ -27,6 +35,57 @@ private let allKinds: [UnlockAuditEvent] =
     #expect(
         stamped(.passwordAuthFallback(reason: .timeoutExceeded)).attributes == ["reason": "TIMEOUT_EXCEEDED"]
     )
+}
+
+@Test func passwordAttemptEventsCarryTheCountTheReasonAndNothingSecret() {
+    #expect(
+        summaries(
+            [
+                .passwordAuthSuccess(attemptCount: 3, reason: .required(.lockout)),
+                .passwordAuthFailure(attemptCount: 2, reason: .required(.deviceBoot), errorCode: .badPassword),
+                .passwordAuthFailure(
+                    attemptCount: 6,
+                    reason: .biometricEnrollment,
+                    errorCode: .passwordThrottled,
+                    retryAfterMs: 12_345
+                ),
+                .passwordAttemptsThrottled(failedAttempts: 5, lockoutMs: 30_000, reason: .required(.firstUnlock)),
+            ].map(stamped)
+        ) == [
+            EventSummary(type: "PASSWORD_AUTH_SUCCESS", attributes: ["attemptCount": 3, "reason": "LOCKOUT"]),
+            EventSummary(
+                type: "PASSWORD_AUTH_FAILURE",
+                attributes: ["attemptCount": 2, "reason": "DEVICE_BOOT", "errorCode": "ERR-107-010"]
+            ),
+            EventSummary(
+                type: "PASSWORD_AUTH_FAILURE",
+                attributes: [
+                    "attemptCount": 6, "reason": "BIOMETRIC_ENROLLMENT", "errorCode": "ERR-107-011",
+                    "retryAfterMs": 12_345,
+                ]
+            ),
+            EventSummary(
+                type: "PASSWORD_ATTEMPTS_THROTTLED",
+                attributes: ["failedAttempts": 5, "lockoutMs": 30_000, "reason": "FIRST_UNLOCK"]
+            ),
+        ]
+    )
+    let clamped = [
+        UnlockAuditEvent.passwordAuthSuccess(attemptCount: -3, reason: .biometricEnrollment),
+        .passwordAuthFailure(
+            attemptCount: .max,
+            reason: .biometricEnrollment,
+            errorCode: .badPassword,
+            retryAfterMs: -1
+        ),
+        .passwordAttemptsThrottled(failedAttempts: 0, lockoutMs: .max, reason: .biometricEnrollment),
+    ].map(stamped)
+    #expect(clamped[0].attributes["attemptCount"] == 1)
+    #expect(clamped[1].attributes["attemptCount"] == .integer(Int64(Int32.max)))
+    #expect(clamped[1].attributes["retryAfterMs"] == 0)
+    #expect(clamped[2].attributes["failedAttempts"] == 1)
+    #expect(clamped[2].attributes["lockoutMs"] == .integer(JSONValue.maxSafeInteger))
+    #expect(catalogueFailures(clamped).isEmpty)
 }
 
 @Test func everyEventKindPassesTheBuiltInCatalogue() {

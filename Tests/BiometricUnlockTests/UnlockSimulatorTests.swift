@@ -44,9 +44,20 @@ struct UnlockSimulatorTests {
             types
                 == [
                     "BIOMETRIC_ENABLED", "BIOMETRIC_DISABLED", "BIOMETRIC_AUTH_SUCCESS", "BIOMETRIC_AUTH_FAILURE",
-                    "BIOMETRIC_REVOKED_SYSTEM_CHANGE", "PASSWORD_AUTH_FALLBACK",
+                    "BIOMETRIC_REVOKED_SYSTEM_CHANGE", "PASSWORD_AUTH_FALLBACK", "PASSWORD_AUTH_SUCCESS",
+                    "PASSWORD_AUTH_FAILURE",
                 ]
         )
+        let passwordReasons = Set(
+            events.filter { $0.type == "PASSWORD_AUTH_SUCCESS" || $0.type == "PASSWORD_AUTH_FAILURE" }
+                .compactMap(reason)
+        )
+        #expect(
+            passwordReasons.isSuperset(of: ["FIRST_UNLOCK", "LOCKOUT", "BIOMETRIC_ENROLLMENT"]),
+            "\(passwordReasons)"
+        )
+        let failures = events.filter { $0.type == "PASSWORD_AUTH_FAILURE" }
+        #expect(failures.allSatisfy { $0.attributes["errorCode"] == "ERR-107-010" }, "below the throttling threshold")
         let fallbackReasons = Set(events.filter { $0.type == "PASSWORD_AUTH_FALLBACK" }.compactMap(reason))
         let expectedReasons: [PasswordReason] = [
             .lockout, .deviceBoot, .passwordChanged, .biometricRevoked, .timeoutExceeded, .firstUnlock,
@@ -114,6 +125,11 @@ struct UnlockSimulatorTests {
         #expect(summary.biometricUnlocks > 0)
         #expect(summary.passwordUnlocks > 0)
         #expect(summary.rejectedPasswords > 0)
+        let unlocksByPassword = events.filter {
+            $0.type == "PASSWORD_AUTH_SUCCESS" && reason($0) != "BIOMETRIC_ENROLLMENT"
+        }
+        #expect(summary.passwordUnlocks == unlocksByPassword.count, "each password unlock is logged")
+        #expect(summary.rejectedPasswords == counts["PASSWORD_AUTH_FAILURE"], "each wrong password is logged")
         #expect(summary.auditFailures.isEmpty)
         #expect(summary.undeliveredEvents == 0)
         #expect(summary.isComplete)

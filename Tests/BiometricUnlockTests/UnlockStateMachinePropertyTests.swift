@@ -35,7 +35,7 @@ private func randomInput(_ random: inout SplitMix64, now: AuditTimestamp) -> Unl
     case 5: return .retryBiometric
     case 6: return .usePassword
     case 7: return .passwordAccepted(at: now, bootSessionID: "boot-\(random.below(2))")
-    case 8: return .passwordRejected
+    case 8: return random.oneIn(2) ? .passwordRejected(at: now) : .passwordRefused(at: now, retryAfterMs: 1000)
     case 9: return [.background, .lock, .timeout][random.below(3)]
     case 10: return .foreground
     case 11: return .biometricSetChanged

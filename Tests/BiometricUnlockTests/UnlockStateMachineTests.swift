@@ -21,14 +21,15 @@ func choosingThePasswordLeavesTheBiometric(from state: UnlockState) {
 }
 
 @Test(arguments: [UnlockState.requirePassword, .revoked])
-func aPasswordSuccessUnlocksAndRecordsTheStrongAuthentication(from state: UnlockState) {
+func aPasswordSuccessUnlocksAndRecordsTheStrongAuthentication(from state: UnlockState) throws {
     var machine = machine(in: state)
     let time = startTime.adding(.seconds(5))
+    let reason = try #require(machine.passwordReason)
     let decision = machine.handle(.passwordAccepted(at: time, bootSessionID: "boot-3"))
     #expect(machine.state == .unlocked)
     #expect(machine.passwordReason == nil)
     #expect(decision.transitions == [UnlockTransition(from: state, to: .unlocked)])
-    #expect(decision.actions.isEmpty)
+    #expect(decision.actions == [.emit(.passwordAuthSuccess(attemptCount: 1, reason: .required(reason)))])
     #expect(
         machine.record
             == UnlockRecord(
@@ -40,14 +41,17 @@ func aPasswordSuccessUnlocksAndRecordsTheStrongAuthentication(from state: Unlock
 }
 
 @Test(arguments: [UnlockState.requirePassword, .revoked])
-func aPasswordFailureStaysAndReportsIt(from state: UnlockState) {
+func aPasswordFailureStaysAndReportsIt(from state: UnlockState) throws {
     var machine = machine(in: state)
-    let reason = machine.passwordReason
-    let decision = machine.handle(.passwordRejected)
+    let reason = try #require(machine.passwordReason)
+    let decision = machine.handle(.passwordRejected(at: startTime))
     #expect(machine.state == state)
     #expect(machine.passwordReason == reason)
     #expect(decision.transitions.isEmpty)
-    #expect(decision.events.isEmpty)
+    #expect(
+        decision.events == [.passwordAuthFailure(attemptCount: 1, reason: .required(reason), errorCode: .badPassword)]
+    )
+    #expect(machine.record.passwordThrottle.failedAttempts == 1)
     #expect(reportedCodes(decision) == [rejected])
 }
 
@@ -107,7 +111,9 @@ private let acceptance: [(UnlockInput, Set<UnlockState>)] = [
     (.retryBiometric, [.biometricFailed]),
     (.usePassword, [.promptBiometric, .biometricFailed]),
     (.passwordAccepted(at: startTime, bootSessionID: "boot-1"), [.requirePassword, .revoked]),
-    (.passwordRejected, [.requirePassword, .revoked]),
+    (.passwordRejected(at: startTime), [.requirePassword, .revoked]),
+    (.passwordRefused(at: startTime, retryAfterMs: 1000), [.requirePassword, .revoked]),
+    (.enrollmentPasswordAccepted, [.unlocked]),
     (.background, Set(UnlockState.allCases).subtracting([.locked])),
     (.biometricSetChanged, Set(UnlockState.allCases).subtracting([.revoked])),
     (.biometricEnabled(biometryType: "faceID", at: startTime), [.unlocked]),
