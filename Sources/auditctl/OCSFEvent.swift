@@ -1,33 +1,77 @@
 import AuditChain
 
-/// An entry as an OCSF 1.3.0 event (docs/OCSF.md): the biometric and password events of the built-in catalogue as
-/// Authentication (class 3002), every other event and every system record as a Base Event (class 0).
+/// An entry as an OCSF 1.3.0 event (docs/OCSF.md): the biometric, password, conversation PIN and passcode events of
+/// the built-in catalogue as Authentication (class 3002), every other event and every system record as a Base Event
+/// (class 0).
 enum OCSFEvent {
     /// The OCSF schema version the mapping follows.
     static let schemaVersion = "1.3.0"
     /// `metadata.product.version`: the version of the tools that wrote the line (`auditctl --version`).
     static let productVersion = PackageVersion.current
 
-    /// How an event type maps to the Authentication class: activity, status, and the attribute that carries the
-    /// status detail.
+    /// How an event type maps to the Authentication class: activity, status, severity, and the authentication
+    /// protocol (`auth_protocol`, with `auth_protocol_id` 99 Other).
     private struct AuthenticationMapping {
         var activityId: Int64
         var activityName: String
         var statusId: Int64
         var severityId: Int64
+        var authProtocol: String
+
+        static func logon(success: Bool, _ authProtocol: String) -> Self {
+            .init(
+                activityId: 1,
+                activityName: "Logon",
+                statusId: success ? 1 : 2,
+                severityId: success ? 1 : 3,
+                authProtocol: authProtocol
+            )
+        }
+
+        static func other(_ name: String, success: Bool, severityId: Int64, _ authProtocol: String) -> Self {
+            .init(
+                activityId: 99,
+                activityName: name,
+                statusId: success ? 1 : 2,
+                severityId: severityId,
+                authProtocol: authProtocol
+            )
+        }
     }
 
     private static let authentication: [String: AuthenticationMapping] = [
-        "BIOMETRIC_AUTH_SUCCESS": .init(activityId: 1, activityName: "Logon", statusId: 1, severityId: 1),
-        "BIOMETRIC_AUTH_FAILURE": .init(activityId: 1, activityName: "Logon", statusId: 2, severityId: 3),
-        "PASSWORD_AUTH_FALLBACK": .init(activityId: 1, activityName: "Logon", statusId: 0, severityId: 1),
-        "BIOMETRIC_ENABLED": .init(activityId: 99, activityName: "Biometric Enabled", statusId: 1, severityId: 1),
-        "BIOMETRIC_DISABLED": .init(activityId: 99, activityName: "Biometric Disabled", statusId: 1, severityId: 1),
-        "BIOMETRIC_REVOKED_SYSTEM_CHANGE": .init(
-            activityId: 99,
-            activityName: "Biometric Revoked",
+        "BIOMETRIC_AUTH_SUCCESS": .logon(success: true, "Biometric"),
+        "BIOMETRIC_AUTH_FAILURE": .logon(success: false, "Biometric"),
+        "PASSWORD_AUTH_FALLBACK": .init(
+            activityId: 1,
+            activityName: "Logon",
+            statusId: 0,
+            severityId: 1,
+            authProtocol: "Password"
+        ),
+        "BIOMETRIC_ENABLED": .other("Biometric Enabled", success: true, severityId: 1, "Biometric"),
+        "BIOMETRIC_DISABLED": .other("Biometric Disabled", success: true, severityId: 1, "Biometric"),
+        "BIOMETRIC_REVOKED_SYSTEM_CHANGE": .other("Biometric Revoked", success: true, severityId: 3, "Biometric"),
+        "PASSWORD_AUTH_SUCCESS": .logon(success: true, "Password"),
+        "PASSWORD_AUTH_FAILURE": .logon(success: false, "Password"),
+        "PASSWORD_ATTEMPTS_THROTTLED": .other("Password Attempts Throttled", success: false, severityId: 3, "Password"),
+        "CONVERSATION_PIN_SET": .other("Conversation PIN Set", success: true, severityId: 1, "PIN"),
+        "CONVERSATION_PIN_REMOVED": .other("Conversation PIN Removed", success: true, severityId: 1, "PIN"),
+        "CONVERSATION_PIN_VERIFIED": .other("Conversation PIN Check", success: true, severityId: 1, "PIN"),
+        "CONVERSATION_PIN_FAILED": .other("Conversation PIN Check", success: false, severityId: 3, "PIN"),
+        "CONVERSATION_PIN_LOCKED_OUT": .other("Conversation PIN Locked Out", success: false, severityId: 3, "PIN"),
+        "CONVERSATION_PINS_RESET": .other("Conversation PINs Reset", success: true, severityId: 1, "PIN"),
+        "PASSCODE_LOCK_ENABLED": .other("Passcode Lock Enabled", success: true, severityId: 1, "Passcode"),
+        "PASSCODE_LOCK_DISABLED": .other("Passcode Lock Disabled", success: true, severityId: 1, "Passcode"),
+        "PASSCODE_AUTH_SUCCESS": .logon(success: true, "Passcode"),
+        "PASSCODE_AUTH_FAILURE": .logon(success: false, "Passcode"),
+        "PASSCODE_ATTEMPTS_THROTTLED": .other("Passcode Attempts Throttled", success: false, severityId: 3, "Passcode"),
+        "FORGOT_PASSCODE_LOGOUT": .init(
+            activityId: 2,
+            activityName: "Logoff",
             statusId: 1,
-            severityId: 3
+            severityId: 1,
+            authProtocol: "Passcode"
         ),
     ]
 
@@ -90,7 +134,7 @@ enum OCSFEvent {
                 "user": .object(["uid": .string(event.userId)]),
                 "device": .object(["uid": .string(event.deviceId), "type_id": 0, "type": "Unknown"]),
                 "auth_protocol_id": 99,
-                "auth_protocol": .string(event.type.hasPrefix("PASSWORD") ? "Password" : "Biometric"),
+                "auth_protocol": .string(mapping.authProtocol),
                 "message": .string(event.type),
             ]
             if let code = attributes.removeValue(forKey: "errorCode") { members["status_code"] = code }
