@@ -15,7 +15,8 @@ public import AuditChain
 /// unavailable sensor, the user choosing the password, wrong and right passwords, giving up, background, lock and
 /// inactivity timeouts, reboots (`DEVICE_BOOT`), relaunches, long absences (`TIMEOUT_EXCEEDED`), password changes
 /// (`PASSWORD_CHANGED`), biometric set changes (`BIOMETRIC_REVOKED_SYSTEM_CHANGE`) followed by re-enabling, and
-/// enabling and disabling biometric unlock.
+/// enabling and disabling biometric unlock. Every password typed (to unlock or to enable, right or mistyped) gives
+/// its `PASSWORD_AUTH_SUCCESS` or `PASSWORD_AUTH_FAILURE`.
 ///
 /// No I/O except through the sink.
 public struct UnlockSimulator: Sendable {
