@@ -20,6 +20,8 @@ import Glibc
 /// - ```` ```text ```` blocks are not run; they are exactly those of ``notRun``, so that a block cannot stop being
 ///   run unnoticed. A fence without an info string is refused.
 /// - A command a block expects to fail is written `command || test $? = N` in the README.
+/// The run needs bash, curl, jq, sqlite3, timeout and setsid (scripts/test installs what is missing): without them it
+/// is skipped, except when `CI` is set, where it fails saying what is missing.
 @Suite
 struct ReadmeBlockTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -137,6 +139,9 @@ struct ReadmeBlockTests {
         // What the demos wrote stays under demo/ (ignored by git), besides the agent's default state directory.
         let written = try FileManager.default.contentsOfDirectory(atPath: clone.path).sorted()
         #expect(written == [".audit", ".build", "demo", "samples"])
+        let ignored = try String(contentsOf: Self.repository.appendingPathComponent(".gitignore"), encoding: .utf8)
+            .split(separator: "\n")
+        #expect(ignored.contains("/demo/") && ignored.contains(".audit/") && ignored.contains(".build/"))
     }
 
     @Test("The blocks not run are exactly the known ones, and the others run")
