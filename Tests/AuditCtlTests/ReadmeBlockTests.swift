@@ -2,10 +2,6 @@ import Foundation
 import TestKit
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// README.md's command blocks run as written, in order, on a fresh clone (issue 24). The rule, also written in
 /// README.md ("Run the tests"):
 /// - ```` ```sh ```` blocks run with bash (`set -euo pipefail`), in order, each in a shell of its own that starts
@@ -89,26 +85,6 @@ struct ReadmeBlockTests {
         return succeeded
     }
 
-    /// A free loopback port, none of `taken` (bound and released; the block binds it right after).
-    static func freePort(besides taken: Set<Int>) throws -> Int {
-        for _ in 0..<100 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let port = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int in
-                    guard bind(fd, raw, length) == 0, getsockname(fd, raw, &length) == 0 else { return 0 }
-                    return Int(UInt16(bigEndian: pointer.pointee.sin_port))
-                }
-            }
-            if port > 0, !taken.contains(port) { return port }
-        }
-        throw ReadmeBlocks.Failure(description: "no free loopback port: errno \(errno)")
-    }
-
     @Test(
         "README.md's blocks run as written, in order, on a fresh clone",
         .enabled(if: missingTools.isEmpty || ProcessInfo.processInfo.environment["CI"] != nil)
@@ -129,7 +105,7 @@ struct ReadmeBlockTests {
         let runnable = blocks.filter { $0.role == .run || $0.role.isUntilReady }
         var ports: [Int: Int] = [:]
         for port in runnable.flatMap({ ReadmeBlocks.loopbackPorts(in: $0.text) }) where ports[port] == nil {
-            ports[port] = try Self.freePort(besides: Set(ports.values))
+            ports[port] = try LoopbackPort.free(besides: Set(ports.values))
         }
         // The demo's collector, agent and metrics ports, each rewritten (none of the blocks reaches the real one).
         #expect(Set(ports.keys).isSuperset(of: [8080, 7070, 9464]))
@@ -244,13 +220,5 @@ struct ReadmeBlockTests {
         #expect(try await clone.run(version, text: version.text, number: 6, timeout: .seconds(30)).succeeded)
         let test = ReadmeBlock(role: .run, line: 8, text: "swift test")
         #expect(try await clone.run(test, text: test.text, number: 7, timeout: .seconds(30)).status == 2)
-    }
-}
-
-extension ReadmeBlock.Role {
-    /// Whether it is ``runUntilReady(path:)``.
-    var isUntilReady: Bool {
-        if case .runUntilReady = self { return true }
-        return false
     }
 }
