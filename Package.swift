@@ -268,8 +268,9 @@ let package = Package(
         .testTarget(
             name: "AuditCtlTests",
             dependencies: [
-                "auditctl", "CrashChild", "AuditChain", "AuditStore", "AuditWire", "AuditCollector", "TransparencyLog",
-                "FuzzSupport", "TestKit",
+                // auditd: ReadmeBlockTests runs the README's blocks, which start the agent and the collector.
+                "auditctl", "auditd", "CrashChild", "AuditChain", "AuditStore", "AuditWire", "AuditCollector",
+                "TransparencyLog", "FuzzSupport", "TestKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // A stand-in collector serving forged and hostile proof answers to `auditctl prove`.

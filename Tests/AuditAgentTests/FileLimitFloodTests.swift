@@ -18,24 +18,6 @@ import TestKit
 struct FileLimitFloodTests {
     static let floodSize = 1100
 
-    /// A free loopback port (bound and released; the child binds it right after).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let port = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int in
-                guard bind(fd, raw, length) == 0, getsockname(fd, raw, &length) == 0 else { return 0 }
-                return Int(UInt16(bigEndian: pointer.pointee.sin_port))
-            }
-        }
-        guard port > 0 else { throw SlowClients.Failure(description: "no free port: errno \(errno)") }
-        return port
-    }
-
     /// Starts `auditd <arguments>` under `ulimit -n 1024`.
     static func startUnderFileLimit(_ arguments: [String]) throws -> AgentChild {
         let process = Process()
@@ -54,7 +36,7 @@ struct FileLimitFloodTests {
 
     @Test func aCollectorUnderA1024FileLimitServesANewAgentWhile1100SlowConnectionsAreOpen() async throws {
         let directory = CollectorTempDir()
-        let port = try Self.freePort()
+        let port = try LoopbackPort.free()
         let child = try Self.startUnderFileLimit([
             "collector", "--db", directory.database, "--listen", "127.0.0.1:\(port)", "--header-timeout-seconds", "300",
         ])
@@ -107,7 +89,7 @@ struct FileLimitFloodTests {
 
     @Test func anAgentUnderA1024FileLimitIngestsWhile1100SlowConnectionsAreOpen() async throws {
         let directory = try AgentTempDir()
-        let port = try Self.freePort()
+        let port = try LoopbackPort.free()
         let socket = directory.file("state/ingest.sock")
         let child = try Self.startUnderFileLimit([
             "run", "--state-dir", directory.file("state"), "--listen", "127.0.0.1:\(port)",
