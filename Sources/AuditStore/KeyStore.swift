@@ -175,10 +175,16 @@ public struct KeyStore: Sendable {
         }
     }
 
-    /// Creates a directory with mode 0700 if it does not exist.
+    /// Creates a directory with mode 0700 if it does not exist, and its missing parents with mode 0700 too (as the
+    /// agent does for its state directory: `auditctl init --state-dir demo/cli` works without `demo`).
     static func makePrivateDirectory(_ path: String) throws {
         var info = stat()
         if stat(path, &info) == 0 { return }
+        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+        if errno == ENOENT {
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, parent != path, parent != "/" { try makePrivateDirectory(parent) }
+        }
         guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
             throw LogStoreError(.storage, "cannot create directory \(path): \(String(cString: strerror(errno)))")
         }

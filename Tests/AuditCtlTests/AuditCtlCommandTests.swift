@@ -160,6 +160,26 @@ struct AuditCtlCommandTests {
         }
     }
 
+    @Test(
+        "init creates a state directory whose parents are missing, every one private (0700); a file in the way exits 2"
+    )
+    func initCreatesMissingParents() async throws {
+        let nested = directory.path + "/demo/nested/cli"
+        let created = try await CLIHarness.auditctl(nested, ["init", "--device-id", "phone-1"])
+        #expect(created.status == 0, "\(created.stderr)")
+        for path in [directory.path + "/demo", directory.path + "/demo/nested", nested] {
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            #expect(mode == 0o700, "\(path)")
+        }
+        let verified = try await CLIHarness.auditctl(nested, ["verify"])
+        #expect(verified.status == 0, "\(verified.stderr)")
+
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: directory.path + "/file"))
+        let blocked = try await CLIHarness.auditctl(directory.path + "/file/cli", ["init", "--device-id", "phone-1"])
+        #expect(blocked.status == 2)
+        #expect(blocked.stderr.contains("cannot create directory"), "\(blocked.stderr)")
+    }
+
     @Test("a missing state directory, a missing key, a wrong key and unsafe permissions exit 2 with a clear message")
     func keyProblems() async throws {
         let missing = try await CLIHarness.auditctl(state, ["verify"])

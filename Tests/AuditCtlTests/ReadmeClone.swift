@@ -109,12 +109,12 @@ final class ReadmeClone: Sendable {
         let outputPath = scratch.path + "/block-\(number).out"
         try script(text, exec: readyPath != nil).write(toFile: scriptPath, atomically: true, encoding: .utf8)
         // setsid: the block's shell leads a process group of its own, so that what it leaves running can be found
-        // and ended (a non-interactive bash keeps its background jobs in its group). env --default-signal: the
-        // signals the test process's threads block or ignore (a Dispatch thread blocks SIGTERM; SIGPIPE is ignored)
-        // are unblocked and default again, as in a terminal; `kill` and `timeout` in a block rely on it.
+        // and ended (a non-interactive bash keeps its background jobs in its group). ChildProcess starts it with
+        // no signal blocked and SIGTERM, SIGPIPE, ... at their defaults, as in a terminal (the test process's
+        // threads block or ignore some); `kill` and `timeout` in a block rely on it.
         let child = try ChildProcess.start(
             Self.setsid,
-            ["/usr/bin/env", "--default-signal", "/bin/bash", scriptPath],
+            ["/bin/bash", scriptPath],
             environment: environment,
             outputPath: outputPath
         )

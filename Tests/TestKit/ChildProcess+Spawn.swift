@@ -83,8 +83,21 @@ extension ChildProcess {
         defer {
             for pointer in argv + envp { free(pointer) }
         }
+        // The child starts with no signal blocked and the usual ones at their default action: a test thread (or a
+        // library in the test process) may block or ignore SIGTERM, and both would be inherited through exec.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noneBlocked = sigset_t()
+        sigemptyset(&noneBlocked)
+        posix_spawnattr_setsigmask(&attributes, &noneBlocked)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard spawned == 0 else { throw Failure(description: "posix_spawn \(path): errno \(spawned)") }
         return pid
     }
