@@ -52,6 +52,43 @@ struct EntryView: Sendable {
         return .object(members)
     }
 
+    /// `json.canonicalBytes`, written directly for an event (what a large query prints a million times): the
+    /// members in canonical order (their names sorted by UTF-8 bytes), the opened event as its canonical payload
+    /// (byte for byte `event.jsonValue.canonicalBytes`), no dictionary built or sorted. Other kinds go through `json`.
+    var jsonLine: [UInt8] {
+        let header = entry.header
+        guard header.kind == .event else { return json.canonicalBytes }
+        var out: [UInt8] = []
+        out.reserveCapacity(320 + entry.payload.count)
+        // Hex digits, decimal numbers and RFC 3339 times need no escaping; the rest goes through JSONValue.
+        out += #"{"dataKeyId":""#.utf8
+        out += header.dataKeyId.hex.utf8
+        out += #"","entryHash":""#.utf8
+        out += Hex.encode(entry.entryHash).utf8
+        out += #"""#.utf8
+        if let openError {
+            out += #","error":"#.utf8
+            out += JSONValue.string(openError).canonicalBytes
+        }
+        if let event {
+            out += #","event":"#.utf8
+            out += event.canonicalPayload
+        }
+        out += #","kind":"#.utf8
+        out += JSONValue.string(header.kind.description).canonicalBytes
+        out += #","seq":"#.utf8
+        out += String(header.seq).utf8
+        out += #","signingKeyId":""#.utf8
+        out += header.signingKeyId.hex.utf8
+        out += #"","size":"#.utf8
+        out += String(entry.serialized.count).utf8
+        out += #","time":""#.utf8
+        out += header.time.rfc3339.utf8
+        out += #""}"#.utf8
+        assert(out == json.canonicalBytes, "EntryView.jsonLine differs from json.canonicalBytes")
+        return out
+    }
+
     /// A system record's plaintext payload as JSON (nil for events and for a payload that is not JSON).
     var recordJSON: JSONValue? {
         guard entry.header.kind != .event, let text = String(validating: entry.payload, as: UTF8.self) else {
