@@ -1,6 +1,7 @@
 import AuditChain
 import AuditStore
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -200,6 +201,9 @@ enum LogBench {
                 close(pipeFds[0])
                 throw BenchError("cannot run \(path): errno \(spawned)")
             }
+            // Its peak resident set, polled from /proc while it runs: the `ru_maxrss` that wait4 gives is no use, it
+            // keeps the high-water mark of the address space posix_spawn's vfork shared with this (large) process.
+            let peak = PeakPoller(pid: pid)
             var run = ChildRun()
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {
@@ -210,18 +214,55 @@ enum LogBench {
                 run.lines += buffer[0..<count].count { $0 == 0x0a }
             }
             close(pipeFds[0])
+            run.peakKiB = peak.stop()
             var status: Int32 = 0
             var usage = rusage()
             while wait4(pid, &status, 0, &usage) < 0, errno == EINTR {}
             run.seconds = Timing.monotonic - started
             func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) * 1e-6 }
             run.cpuSeconds = seconds(usage.ru_utime) + seconds(usage.ru_stime)
-            run.peakKiB = usage.ru_maxrss
             // Exited normally with 0 (WIFEXITED and WEXITSTATUS, which Swift does not import).
             guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
                 throw BenchError("`\(path) \(arguments.joined(separator: " "))` failed (wait status \(status))")
             }
             return run
+        }
+    }
+
+    /// Reads a child's `VmHWM` (peak resident set, KiB) every 5 ms on a thread of its own, until stopped.
+    private final class PeakPoller: Sendable {
+        private let peak = Atomic<Int>(0)
+        private let stopped = Atomic<Bool>(false)
+        private let done = DispatchSemaphore(value: 0)
+        private let path: String
+
+        init(pid: pid_t) {
+            path = "/proc/\(pid)/status"
+            Thread { [self] in
+                while !stopped.load(ordering: .relaxed) {
+                    read()
+                    usleep(5000)
+                }
+                done.signal()
+            }.start()
+        }
+
+        /// Stops polling (call before the child is reaped: its pid may be reused after); the highest value read.
+        func stop() -> Int {
+            read()
+            stopped.store(true, ordering: .relaxed)
+            done.wait()
+            return peak.load(ordering: .relaxed)
+        }
+
+        /// Reads `VmHWM` once (nothing once the child has exited).
+        private func read() {
+            guard let status = try? String(contentsOfFile: path, encoding: .utf8) else { return }
+            for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+                if let kib = Int(line.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") {
+                    peak.store(max(peak.load(ordering: .relaxed), kib), ordering: .relaxed)
+                }
+            }
         }
     }
 }

@@ -62,9 +62,9 @@ struct EntryView: Sendable {
         out.reserveCapacity(320 + entry.payload.count)
         // Hex digits, decimal numbers and RFC 3339 times need no escaping; the rest goes through JSONValue.
         out += #"{"dataKeyId":""#.utf8
-        out += header.dataKeyId.hex.utf8
+        Self.appendHex(header.dataKeyId.bytes, to: &out)
         out += #"","entryHash":""#.utf8
-        out += Hex.encode(entry.entryHash).utf8
+        Self.appendHex(entry.entryHash, to: &out)
         out += #"""#.utf8
         if let openError {
             out += #","error":"#.utf8
@@ -79,7 +79,7 @@ struct EntryView: Sendable {
         out += #","seq":"#.utf8
         out += String(header.seq).utf8
         out += #","signingKeyId":""#.utf8
-        out += header.signingKeyId.hex.utf8
+        Self.appendHex(header.signingKeyId.bytes, to: &out)
         out += #"","size":"#.utf8
         out += String(entry.serialized.count).utf8
         out += #","time":""#.utf8
@@ -87,6 +87,17 @@ struct EntryView: Sendable {
         out += #""}"#.utf8
         assert(out == json.canonicalBytes, "EntryView.jsonLine differs from json.canonicalBytes")
         return out
+    }
+
+    /// Appends `bytes` as lowercase hexadecimal digits (what `Hex.encode` gives, without a String in between).
+    private static func appendHex(_ bytes: [UInt8], to out: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { digits in
+            for byte in bytes {
+                out.append(digits[Int(byte >> 4)])
+                out.append(digits[Int(byte & 0x0f)])
+            }
+        }
     }
 
     /// A system record's plaintext payload as JSON (nil for events and for a payload that is not JSON).

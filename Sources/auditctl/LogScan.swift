@@ -2,6 +2,10 @@ import AuditChain
 import AuditStore
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How `auditctl log` prints.
 enum LogFormat: String, CaseIterable, Sendable {
     case text, jsonl, ocsf
@@ -98,7 +102,24 @@ struct LogScan {
             shown += 1
             if isDone { break }
         }
-        try FileHandle.standardOutput.write(contentsOf: out)
+        try Self.writeOut(out)
+    }
+
+    /// Writes `bytes` to standard output whole (short writes and EINTR retried), without copying them into a `Data`.
+    /// - Throws: ``CLIError`` naming the error.
+    private static func writeOut(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(STDOUT_FILENO, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw CLIError("cannot write the output (errno \(errno))")
+                }
+                offset += written
+            }
+        }
     }
 
     /// Parses, filters, opens and renders one entry.
@@ -137,7 +158,7 @@ struct LogScan {
     /// Ends the output (closes the JSON array).
     mutating func finish() throws {
         guard format == .jsonArray else { return }
-        try FileHandle.standardOutput.write(contentsOf: Array((firstArrayElement ? "[]\n" : "]\n").utf8))
+        try Self.writeOut(Array((firstArrayElement ? "[]\n" : "]\n").utf8))
     }
 
     /// The message for events that could not be opened, nil when there were none.
