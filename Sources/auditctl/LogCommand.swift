@@ -78,7 +78,7 @@ struct LogCommand: ParsableCommand {
             showEvents: showEvents,
             limit: limit
         )
-        let head = try storage.snapshot().head?.seq
+        let head = (try? storage.snapshot())?.head?.seq  // only for the progress total
         // Rate and ETA on a terminal's standard error when the output goes elsewhere (ProgressReporter).
         let progress = ProgressReporter(
             "log",
