@@ -56,6 +56,12 @@ struct EntryView: Sendable {
     /// members in canonical order (their names sorted by UTF-8 bytes), the opened event as its canonical payload
     /// (byte for byte `event.jsonValue.canonicalBytes`), no dictionary built or sorted. Other kinds go through `json`.
     var jsonLine: [UInt8] {
+        var times = RecentTime()
+        return jsonLine(times: &times)
+    }
+
+    /// ``jsonLine``, the sealing time rendered through `times` (consecutive entries often share it).
+    func jsonLine(times: inout RecentTime) -> [UInt8] {
         let header = entry.header
         guard header.kind == .event else { return json.canonicalBytes }
         var out: [UInt8] = []
@@ -83,7 +89,7 @@ struct EntryView: Sendable {
         out += #"","size":"#.utf8
         out += String(entry.serialized.count).utf8
         out += #","time":""#.utf8
-        out += header.time.rfc3339.utf8
+        out += times.rfc3339(header.time)
         out += #""}"#.utf8
         assert(out == json.canonicalBytes, "EntryView.jsonLine differs from json.canonicalBytes")
         return out
@@ -122,6 +128,20 @@ struct EntryView: Sendable {
         } else {
             text += "\t" + String(decoding: entry.payload, as: UTF8.self)
         }
+        return text
+    }
+}
+
+/// The RFC 3339 text of the last time rendered, kept for the next entry: the entries of one batch share their
+/// sealing time.
+struct RecentTime {
+    private var last: (milliseconds: Int64, text: [UInt8])?
+
+    /// `time.rfc3339` as UTF-8.
+    mutating func rfc3339(_ time: AuditTimestamp) -> [UInt8] {
+        if let last, last.milliseconds == time.millisecondsSinceEpoch { return last.text }
+        let text = Array(time.rfc3339.utf8)
+        last = (time.millisecondsSinceEpoch, text)
         return text
     }
 }

@@ -75,9 +75,14 @@ struct LogScan {
         for stored in page { lastSeq = max(lastSeq ?? stored.seq, stored.seq) }
         let (query, format, showEvents) = (query, format, showEvents)
         let keys = opening ? dataKeys : nil
-        let outcomes = Parallel.map(page, parallelism: parallelism, meanwhile: meanwhile) { stored in
-            Self.outcome(stored, query: query, keys: keys, showEvents: showEvents, format: format)
-        }
+        // In runs of 16 consecutive entries, which share what they can (the rendered sealing time).
+        let runs = stride(from: 0, to: page.count, by: 16).map { $0..<min($0 + 16, page.count) }
+        let outcomes = Parallel.map(runs, parallelism: parallelism, meanwhile: meanwhile) { run in
+            var times = RecentTime()
+            return page[run].map {
+                Self.outcome($0, query: query, keys: keys, showEvents: showEvents, format: format, times: &times)
+            }
+        }.joined()
         if let bad = outcomes.first(where: { $0.malformed != nil }), let why = bad.malformed {
             throw CLIError("entry \(bad.seq) is malformed (\(why)); run `auditctl verify`")
         }
@@ -128,7 +133,8 @@ struct LogScan {
         query: LogQuery,
         keys: [KeyID: DataKey]?,
         showEvents: Bool,
-        format: LogFormat
+        format: LogFormat,
+        times: inout RecentTime
     ) -> Outcome {
         var outcome = Outcome(seq: stored.seq)
         let entry: SealedEntry
@@ -149,7 +155,7 @@ struct LogScan {
         let shown = showEvents ? view : EntryView(entry, dataKeys: nil)
         switch format {
         case .text: outcome.line = Array(shown.line.utf8)
-        case .jsonl, .jsonArray: outcome.line = shown.jsonLine
+        case .jsonl, .jsonArray: outcome.line = shown.jsonLine(times: &times)
         case .ocsf: outcome.line = OCSFEvent.json(shown).canonicalBytes
         }
         return outcome
