@@ -62,6 +62,9 @@ struct Bench {
             case .verify:
                 Summary.heading("Verify: ChainVerifier streaming a SQLite log")
                 try await VerifyBench.run(options: options, rates: rates, directory: directory, summary: summary)
+            case .log:
+                Summary.heading("Log: `auditctl log --decrypt` over a large SQLite log, in a child process")
+                try await LogBench.run(options: options, rates: rates, directory: directory, summary: summary)
             case .breakdown:
                 try await BreakdownBench.run(options: options, rates: rates, directory: directory)
             case .sync:

@@ -4,7 +4,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, latency, verify, breakdown, sync, recovery, transparency, fleet, tls
+        case primitives, append, latency, verify, log, breakdown, sync, recovery, transparency, fleet, tls
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).
@@ -42,6 +42,8 @@ struct BenchOptions: Sendable {
           append       bulk append through AuditLog.append on SQLite: batches, and concurrent producers
           latency      durable single-event append latency vs write+fsync of the same size
           verify       ChainVerifier over a 1M-entry SQLite log, full and fast mode, each in a child process
+          log          `auditctl log --decrypt --format jsonl` (the release binary, built beside bench) over a 1M-entry
+                       log vs AES-GCM open + JSON decode on every core; peak RSS; one user and one day vs all
           breakdown    where the time of sealing, storing and verifying goes (per-entry costs, one thread)
           sync         delivery to a loopback collector: throughput, and a 1000-entry backlog drain
           recovery     a burst of whole-request 400s, then the collector returns: time to a verified copy
@@ -60,7 +62,7 @@ struct BenchOptions: Sendable {
           --producers N        concurrent producer tasks (default 64; 0 skips that figure)
           --repeat N           runs of each append figure, the best counts (default 3)
           --latency-count N    sequential single appends timed (default 2000)
-          --verify-entries N   entries of the verified chain (default 1000000)
+          --verify-entries N   entries of the verified chain, and of the log section's (default 1000000)
           -h, --help           this text
 
         Internal (run by the verify section in a child process, to measure its peak memory alone; and by

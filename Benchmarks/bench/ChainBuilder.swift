@@ -11,6 +11,8 @@ enum ChainBuilder {
         var state: StateDirectory
         /// Entries in the log, genesis and checkpoints included.
         var entries: Int
+        /// Of them, events: `EventFactory.event(0..<events)`.
+        var events: Int
         /// Seconds the build took.
         var seconds: Double
         /// Seconds of it spent sealing.
@@ -67,6 +69,6 @@ enum ChainBuilder {
                 written += batch.count
             }
         }
-        return Built(state: state, entries: written, seconds: seconds, sealSeconds: sealSeconds)
+        return Built(state: state, entries: written, events: eventIndex, seconds: seconds, sealSeconds: sealSeconds)
     }
 }

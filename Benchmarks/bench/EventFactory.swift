@@ -5,14 +5,19 @@ import Foundation
 /// Realistic catalogue-valid events, and the logs they are appended to.
 enum EventFactory {
     static let epoch: Int64 = 1_795_000_000_000
+    /// The users the events are spread over, in turn.
+    static let users = 977
+    /// When event 0 occurred.
+    static var start: AuditTimestamp { AuditTimestamp(millisecondsSinceEpoch: epoch) }
 
     /// A `BIOMETRIC_AUTH_FAILURE` event (the most common critical event); about 260 bytes of canonical JSON,
-    /// about 500 bytes sealed and serialized.
+    /// about 500 bytes sealed and serialized. Event `index` occurred `index` seconds after ``start`` (1 M events
+    /// span 11.6 days: `log`'s one-day filter has something to select), by user `index % users`.
     static func event(_ index: Int) -> AuditEvent {
         AuditEvent(
             type: "BIOMETRIC_AUTH_FAILURE",
-            occurredAt: AuditTimestamp(millisecondsSinceEpoch: epoch + Int64(index)),
-            userId: "user-\(String(index % 977, radix: 16))-4f1c9a2e",
+            occurredAt: AuditTimestamp(millisecondsSinceEpoch: epoch + Int64(index) * 1000),
+            userId: "user-\(String(index % users, radix: 16))-4f1c9a2e",
             deviceId: "device-7d0e5b3a91c4",
             attributes: [
                 "attemptCount": .integer(Int64(1 + index % 5)),

@@ -52,6 +52,60 @@ struct EntryView: Sendable {
         return .object(members)
     }
 
+    /// `json.canonicalBytes`, written directly for an event (what a large query prints a million times): the
+    /// members in canonical order (their names sorted by UTF-8 bytes), the opened event as its canonical payload
+    /// (byte for byte `event.jsonValue.canonicalBytes`), no dictionary built or sorted. Other kinds go through `json`.
+    var jsonLine: [UInt8] {
+        var times = RecentTime()
+        return jsonLine(times: &times)
+    }
+
+    /// ``jsonLine``, the sealing time rendered through `times` (consecutive entries often share it).
+    func jsonLine(times: inout RecentTime) -> [UInt8] {
+        let header = entry.header
+        guard header.kind == .event else { return json.canonicalBytes }
+        var out: [UInt8] = []
+        out.reserveCapacity(320 + entry.payload.count)
+        // Hex digits, decimal numbers and RFC 3339 times need no escaping; the rest goes through JSONValue.
+        out += #"{"dataKeyId":""#.utf8
+        Self.appendHex(header.dataKeyId.bytes, to: &out)
+        out += #"","entryHash":""#.utf8
+        Self.appendHex(entry.entryHash, to: &out)
+        out += #"""#.utf8
+        if let openError {
+            out += #","error":"#.utf8
+            out += JSONValue.string(openError).canonicalBytes
+        }
+        if let event {
+            out += #","event":"#.utf8
+            out += event.canonicalPayload
+        }
+        out += #","kind":"#.utf8
+        out += JSONValue.string(header.kind.description).canonicalBytes
+        out += #","seq":"#.utf8
+        out += String(header.seq).utf8
+        out += #","signingKeyId":""#.utf8
+        Self.appendHex(header.signingKeyId.bytes, to: &out)
+        out += #"","size":"#.utf8
+        out += String(entry.serialized.count).utf8
+        out += #","time":""#.utf8
+        out += times.rfc3339(header.time)
+        out += #""}"#.utf8
+        assert(out == json.canonicalBytes, "EntryView.jsonLine differs from json.canonicalBytes")
+        return out
+    }
+
+    /// Appends `bytes` as lowercase hexadecimal digits (what `Hex.encode` gives, without a String in between).
+    private static func appendHex(_ bytes: [UInt8], to out: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { digits in
+            for byte in bytes {
+                out.append(digits[Int(byte >> 4)])
+                out.append(digits[Int(byte & 0x0f)])
+            }
+        }
+    }
+
     /// A system record's plaintext payload as JSON (nil for events and for a payload that is not JSON).
     var recordJSON: JSONValue? {
         guard entry.header.kind != .event, let text = String(validating: entry.payload, as: UTF8.self) else {
@@ -74,6 +128,20 @@ struct EntryView: Sendable {
         } else {
             text += "\t" + String(decoding: entry.payload, as: UTF8.self)
         }
+        return text
+    }
+}
+
+/// The RFC 3339 text of the last time rendered, kept for the next entry: the entries of one batch share their
+/// sealing time.
+struct RecentTime {
+    private var last: (milliseconds: Int64, text: [UInt8])?
+
+    /// `time.rfc3339` as UTF-8.
+    mutating func rfc3339(_ time: AuditTimestamp) -> [UInt8] {
+        if let last, last.milliseconds == time.millisecondsSinceEpoch { return last.text }
+        let text = Array(time.rfc3339.utf8)
+        last = (time.millisecondsSinceEpoch, text)
         return text
     }
 }

@@ -18,8 +18,10 @@ struct LogCommand: ParsableCommand {
             --type or --kind match any of the values. Dates are RFC 3339 or YYYY-MM-DD (UTC; --since a day from \
             its start, --until a day through its end). --format jsonl prints one JSON object per entry, --format \
             ocsf one OCSF 1.3.0 event per entry (docs/OCSF.md). --follow keeps printing new entries of the local \
-            log until SIGINT or SIGTERM. Exit 2 when an event could not be opened for --decrypt, OCSF or an event \
-            filter (the entries that could be are printed).
+            log until SIGINT or SIGTERM (it reloads the data keys, so entries sealed after a rotation are opened; \
+            one it cannot open is said on standard error when met). Exit 2 when an event could not be opened for \
+            --decrypt, OCSF or an event filter (the entries that could be are printed). On a terminal, when the \
+            output is redirected (and without --json), standard error shows the progress: entries, rate and ETA.
             """
     )
 
@@ -76,24 +78,45 @@ struct LogCommand: ParsableCommand {
             showEvents: showEvents,
             limit: limit
         )
+        let head = (try? storage.snapshot())?.head?.seq  // only for the progress total
+        // Rate and ETA on a terminal's standard error when the output goes elsewhere (ProgressReporter).
+        let progress = ProgressReporter(
+            "log",
+            unit: "entries",
+            total: head.map { Int(clamping: min($0, query.toSeq) - min($0, query.fromSeq)).saturatingSum(1) },
+            json: output.json,
+            streamsOutput: true
+        )
         var next = query.fromSeq
-        while next <= query.toSeq, !scan.isDone {
-            let page = try storage.entries(from: next, through: query.toSeq, limit: 1024)
-            try scan.consume(page)
-            guard let last = page.last, page.count == 1024, last.seq < .max else { break }
-            next = last.seq + 1
+        var page = try storage.entries(from: next, through: query.toSeq, limit: Self.pageSize)
+        while !scan.isDone, let last = page.last {
+            // The next page is read while the other cores open and render this one.
+            let more = page.count == Self.pageSize && last.seq < query.toSeq
+            next = last.seq + (more ? 1 : 0)
+            var following: Result<[StoredEntry], any Error> = .success([])
+            try scan.consume(page) {
+                guard more else { return }
+                following = Result { try storage.entries(from: next, through: query.toSeq, limit: Self.pageSize) }
+            }
+            progress.update(scan.consumed)
+            page = try following.get()
         }
+        progress.finish()
+        if let last = scan.lastSeq, last < .max { next = last + 1 }
         if follow {
             try LogFollower(pollMs: pollMs).follow(
                 storage,
                 scan: &scan,
-                from: scan.lastSeq.map { $0 + 1 } ?? next,
+                from: next,
                 reloadKeys: opening ? { try loadDataKeys(from: keys) } : nil
             )
         }
-        scan.finish()
+        try scan.finish()
         try finish(scan)
     }
+
+    /// Entries read and opened at a time: what `log` holds in memory.
+    static let pageSize = 1024
 
     private func makeQuery() throws -> LogQuery {
         var query = LogQuery()
@@ -197,21 +220,45 @@ struct LogCommand: ParsableCommand {
             showEvents: showEvents,
             limit: limit
         )
-        var page: [StoredEntry] = []
+        // Rate and ETA on a terminal's standard error when the output goes elsewhere (ProgressReporter).
+        let progress = ProgressReporter(
+            "log",
+            unit: "entries",
+            total: header.entryCount,
+            json: output.json,
+            streamsOutput: true
+        )
         var lineNumber = 1
+        // The next page of lines, parsed and run through the chain verifier (which needs them in order).
+        func readPage() throws -> [StoredEntry] {
+            var page: [StoredEntry] = []
+            while page.count < Self.pageSize, let line = reader.next() {
+                lineNumber += 1
+                if line.isEmpty { continue }
+                let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
+                verifier.consume(entry.bytes, storageSeq: entry.seq)
+                page.append(entry)
+            }
+            return page
+        }
+        var page = try readPage()
+        while !page.isEmpty {
+            // The next page is read and verified while the other cores open and render this one.
+            var following: Result<[StoredEntry], any Error> = .success([])
+            try scan.consume(page) { following = Result { try readPage() } }
+            progress.update(scan.consumed)
+            page = try following.get()
+            if scan.isDone { break }
+        }
+        progress.finish()
+        // The chain is judged as far as it was read; with --limit the rest of the bundle is still checked.
         while let line = reader.next() {
             lineNumber += 1
             if line.isEmpty { continue }
             let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
             verifier.consume(entry.bytes, storageSeq: entry.seq)
-            page.append(entry)
-            if page.count == 1024 {
-                try scan.consume(page)
-                page.removeAll(keepingCapacity: true)
-            }
         }
-        try scan.consume(page)
-        scan.finish()
+        try scan.finish()
         let report = verifier.finish()
         if !report.isClean {
             let firstProblem = report.problems.first.map { ": \($0.description)" } ?? ""

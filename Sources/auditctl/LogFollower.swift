@@ -32,6 +32,8 @@ struct LogFollower {
         sigaddset(&unblock, SIGINT)
         sigaddset(&unblock, SIGTERM)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        // A new entry whose event cannot be opened (a key this reader lacks) is said when it comes, not only at the end.
+        scan.reportsUnopenedAtOnce = true
         var next = start
         fflush(nil)  // every output stream: standard output is a shared global in Swift 6
         while !scan.isDone, next <= scan.query.toSeq {

@@ -2,6 +2,10 @@ import AuditChain
 import AuditStore
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How `auditctl log` prints.
 enum LogFormat: String, CaseIterable, Sendable {
     case text, jsonl, ocsf
@@ -10,8 +14,9 @@ enum LogFormat: String, CaseIterable, Sendable {
 }
 
 /// The streaming part of `auditctl log`: takes the entries a page at a time (from the local log or a bundle),
-/// applies the header filters, opens the surviving events on every core, applies the event filters and prints. It
-/// holds one page, never the log.
+/// and on every core parses each, applies the header filters, opens the surviving events, applies the event filters
+/// and renders the output line; then writes the page's lines in order, in one write. It holds one page (and its
+/// output), never the log.
 struct LogScan {
     let query: LogQuery
     let format: LogFormat
@@ -22,11 +27,16 @@ struct LogScan {
     /// Whether the printed view shows the opened event.
     let showEvents: Bool
     let limit: Int?
+    /// Whether each event that cannot be opened is also said on standard error when it is met (`--follow`, which
+    /// may run for days before its summary), besides the summary at the end.
+    var reportsUnopenedAtOnce = false
     private let parallelism = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     private(set) var shown = 0
     /// The highest sequence number seen (shown or not), where `--follow` continues.
     private(set) var lastSeq: UInt64?
+    /// Entries taken so far (shown or not): the progress.
+    private(set) var consumed = 0
     /// Events that could not be opened while opening was needed, by the reason (at most a few kept).
     private(set) var unopened = 0
     private(set) var unopenedReasons: [String] = []
@@ -44,57 +54,117 @@ struct LogScan {
     /// Whether `--limit` is reached.
     var isDone: Bool { limit.map { shown >= $0 } ?? false }
 
+    /// What became of one entry, decided on any core.
+    private struct Outcome: Sendable {
+        var seq: UInt64
+        /// The output line (without its newline), nil when the entry is not shown.
+        var line: [UInt8]?
+        /// Why its event could not be opened, when opening was needed.
+        var unopened: String?
+        /// Why it could not be parsed.
+        var malformed: String?
+    }
+
     /// Prints what the query selects from `page` (entries in sequence order).
-    /// - Throws: ``CLIError`` for an entry that cannot be parsed.
-    mutating func consume(_ page: [StoredEntry]) throws {
+    /// - Parameter meanwhile: sequential work done on the calling thread while the other cores start on the page
+    ///   (reading the next page); not called when the limit was already reached.
+    /// - Throws: ``CLIError`` for an entry that cannot be parsed; an error writing standard output.
+    mutating func consume(_ page: [StoredEntry], meanwhile: () -> Void = {}) throws {
         guard !isDone else { return }
-        var selected: [SealedEntry] = []
-        for stored in page {
-            lastSeq = max(lastSeq ?? stored.seq, stored.seq)
-            let entry: SealedEntry
-            do {
-                entry = try SealedEntry(serialized: stored.bytes)
-            } catch {
-                throw CLIError("entry \(stored.seq) is malformed (\(error)); run `auditctl verify`")
-            }
-            if query.matchesHeader(entry.header) { selected.append(entry) }
-        }
+        consumed += page.count
+        for stored in page { lastSeq = max(lastSeq ?? stored.seq, stored.seq) }
+        let (query, format, showEvents) = (query, format, showEvents)
         let keys = opening ? dataKeys : nil
-        let views = Parallel.map(selected, parallelism: parallelism) { EntryView($0, dataKeys: keys) }
-        for view in views {
-            if opening, view.entry.header.kind == .event, view.event == nil {
-                unopened += 1
-                if unopenedReasons.count < 3, let reason = view.openError, !unopenedReasons.contains(reason) {
-                    unopenedReasons.append(reason)
-                }
-                // An event filter cannot decide an event it cannot read: not shown, and said at the end.
-                if query.needsDecryption { continue }
+        // In runs of 16 consecutive entries, which share what they can (the rendered sealing time).
+        let runs = stride(from: 0, to: page.count, by: 16).map { $0..<min($0 + 16, page.count) }
+        let outcomes = Parallel.map(runs, parallelism: parallelism, meanwhile: meanwhile) { run in
+            var times = RecentTime()
+            return page[run].map {
+                Self.outcome($0, query: query, keys: keys, showEvents: showEvents, format: format, times: &times)
             }
-            if let event = view.event, !query.matchesEvent(event) { continue }
-            print(showEvents ? view : EntryView(view.entry, dataKeys: nil))
-            shown += 1
-            if isDone { return }
+        }.joined()
+        if let bad = outcomes.first(where: { $0.malformed != nil }), let why = bad.malformed {
+            throw CLIError("entry \(bad.seq) is malformed (\(why)); run `auditctl verify`")
         }
+        var out: [UInt8] = []
+        for outcome in outcomes {
+            if let reason = outcome.unopened {
+                unopened += 1
+                if unopenedReasons.count < 3, !unopenedReasons.contains(reason) { unopenedReasons.append(reason) }
+                if reportsUnopenedAtOnce {
+                    let what = query.needsDecryption ? "not matched against the filters" : "shown sealed"
+                    let message = "auditctl: entry \(outcome.seq): the event could not be opened (\(reason)); \(what)\n"
+                    FileHandle.standardError.write(Data(message.utf8))
+                }
+            }
+            guard let line = outcome.line else { continue }
+            if format == .jsonArray {
+                out.append(firstArrayElement ? UInt8(ascii: "[") : UInt8(ascii: ","))
+                firstArrayElement = false
+            }
+            out += line
+            out.append(0x0a)
+            shown += 1
+            if isDone { break }
+        }
+        try Self.writeOut(out)
+    }
+
+    /// Writes `bytes` to standard output whole (short writes and EINTR retried), without copying them into a `Data`.
+    /// - Throws: ``CLIError`` naming the error.
+    private static func writeOut(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(STDOUT_FILENO, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw CLIError("cannot write the output (errno \(errno))")
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// Parses, filters, opens and renders one entry.
+    private static func outcome(
+        _ stored: StoredEntry,
+        query: LogQuery,
+        keys: [KeyID: DataKey]?,
+        showEvents: Bool,
+        format: LogFormat,
+        times: inout RecentTime
+    ) -> Outcome {
+        var outcome = Outcome(seq: stored.seq)
+        let entry: SealedEntry
+        do {
+            entry = try SealedEntry(serialized: stored.bytes)
+        } catch {
+            outcome.malformed = "\(error)"
+            return outcome
+        }
+        guard query.matchesHeader(entry.header) else { return outcome }
+        let view = EntryView(entry, dataKeys: keys)
+        if keys != nil, entry.header.kind == .event, view.event == nil {
+            outcome.unopened = view.openError ?? "cannot open"
+            // An event filter cannot decide an event it cannot read: not shown, and said at the end.
+            if query.needsDecryption { return outcome }
+        }
+        if let event = view.event, !query.matchesEvent(event) { return outcome }
+        let shown = showEvents ? view : EntryView(entry, dataKeys: nil)
+        switch format {
+        case .text: outcome.line = Array(shown.line.utf8)
+        case .jsonl, .jsonArray: outcome.line = shown.jsonLine(times: &times)
+        case .ocsf: outcome.line = OCSFEvent.json(shown).canonicalBytes
+        }
+        return outcome
     }
 
     /// Ends the output (closes the JSON array).
-    mutating func finish() {
-        if format == .jsonArray { Swift.print(firstArrayElement ? "[]" : "]") }
-    }
-
-    private mutating func print(_ view: EntryView) {
-        switch format {
-        case .text:
-            Swift.print(view.line)
-        case .jsonl:
-            printJSON(view.json)
-        case .ocsf:
-            printJSON(OCSFEvent.json(view))
-        case .jsonArray:
-            let element = String(decoding: view.json.canonicalBytes, as: UTF8.self)
-            Swift.print(firstArrayElement ? "[" + element : "," + element)
-            firstArrayElement = false
-        }
+    mutating func finish() throws {
+        guard format == .jsonArray else { return }
+        try Self.writeOut(Array((firstArrayElement ? "[]\n" : "]\n").utf8))
     }
 
     /// The message for events that could not be opened, nil when there were none.

@@ -9,7 +9,8 @@ import Glibc
 /// place at most four times a second, and cleared by ``finish()``.
 ///
 /// Shown only when standard error is a terminal and the command prints no JSON (`enabled`), so pipes, logs, tests
-/// and `--json` output never see it. Safe to update from any thread.
+/// and `--json` output never see it; for a command that streams its output while it works (`log`), also only when
+/// standard output is not a terminal, where the line would mix with the output. Safe to update from any thread.
 final class ProgressReporter: Sendable {
     private struct State {
         var lastDrawn: ContinuousClock.Instant?
@@ -29,11 +30,14 @@ final class ProgressReporter: Sendable {
     ///   - unit: what is counted (`entries`).
     ///   - total: how many there will be, if known (no percentage or ETA otherwise).
     ///   - json: true when the command prints JSON: no progress then.
-    init(_ label: String, unit: String, total: Int?, json: Bool) {
+    ///   - streamsOutput: true when the command prints its output while it works: no progress then when standard
+    ///     output is a terminal.
+    init(_ label: String, unit: String, total: Int?, json: Bool, streamsOutput: Bool = false) {
         self.label = label
         self.unit = unit
         self.total = total
-        self.enabled = !json && isatty(STDERR_FILENO) == 1
+        self.enabled =
+            !json && isatty(STDERR_FILENO) == 1 && !(streamsOutput && isatty(STDOUT_FILENO) == 1)
     }
 
     /// Reports `done` units so far; draws when a quarter of a second has passed since the last drawing.

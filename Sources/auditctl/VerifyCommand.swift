@@ -19,7 +19,8 @@ struct VerifyCommand: ParsableCommand {
             with public keys only: --public-key pins them; without it the bundle's own keys are used (a warning
             says so). --checkpoint FILE is a detached signed checkpoint: a log shorter than it is truncated.
             Without it, the local log is held to the latest checkpoint it stored itself, and a bundle to the one
-            it carries; only a checkpoint kept elsewhere survives a cut that also removed those.
+            it carries; only a checkpoint kept elsewhere survives a cut that also removed those. On a terminal (and
+            without --json), standard error shows the progress: entries, rate and ETA.
             """
     )
 
@@ -38,18 +39,9 @@ struct VerifyCommand: ParsableCommand {
         var trustedCheckpoint = try checkpoint.map { path in
             try SignedCheckpoint(json: JSONValue(parsing: readInput(path)))
         }
-        let showProgress = !output.json && isatty(STDERR_FILENO) == 1
-        let progress: (Int) -> Void = { count in
-            if showProgress { FileHandle.standardError.write(Data("\rverified \(count) entries...".utf8)) }
-        }
         let summary: VerifySummary
         if let bundle {
-            let (report, header) = try verifyBundle(
-                bundle,
-                pinned: pinned,
-                checkpoint: &trustedCheckpoint,
-                progress: progress
-            )
+            let (report, header) = try verifyBundle(bundle, pinned: pinned, checkpoint: &trustedCheckpoint)
             summary = VerifySummary(report: report, statedLogId: header.logId, pinnedLogId: pinnedLogId, what: "bundle")
         } else {
             // Only the entries and the trust anchors: the log's metadata and private keys may be what was damaged.
@@ -65,12 +57,20 @@ struct VerifyCommand: ParsableCommand {
             options.trustedCheckpoint = trustedCheckpoint ?? storedCheckpoint(storage)
             options.catalogue = try global.loadCatalogue()
             if decrypt { options.dataKeys = try keys.allDataKeys() }
-            let report = try storage.verify(options: options, progressInterval: 10_000, progress: progress)
+            let head = (try? storage.snapshot())?.head
+            // Rate and ETA on a terminal's standard error (ProgressReporter).
+            let progress = ProgressReporter(
+                "verify",
+                unit: "entries",
+                total: head.map { Int(clamping: $0.seq).saturatingSum(1) },
+                json: output.json
+            )
+            defer { progress.finish() }
+            let report = try storage.verify(options: options, progressInterval: 1024, progress: progress.update)
             // What the newest entry states, for when no entry is authentic (keys pinned for another log).
-            let stated = (try? storage.snapshot())?.head?.logId.nilIfEmpty
+            let stated = head?.logId.nilIfEmpty
             summary = VerifySummary(report: report, statedLogId: stated, pinnedLogId: pinnedLogId, what: "log")
         }
-        if showProgress { FileHandle.standardError.write(Data("\r".utf8)) }
         if output.json {
             printJSON(summary.json)
         } else {
@@ -82,8 +82,7 @@ struct VerifyCommand: ParsableCommand {
     private func verifyBundle(
         _ path: String,
         pinned: [Curve25519.Signing.PublicKey]?,
-        checkpoint: inout SignedCheckpoint?,
-        progress: (Int) -> Void
+        checkpoint: inout SignedCheckpoint?
     ) throws -> (VerificationReport, LogBundle.Header) {
         let bundle = try OpenedBundle(path: path, pinned: pinned)
         let (reader, header) = (bundle.reader, bundle.header)
@@ -93,13 +92,16 @@ struct VerifyCommand: ParsableCommand {
         options.trustedCheckpoint = checkpoint ?? header.checkpoint
         options.catalogue = try global.loadCatalogue()
         var verifier = ChainVerifier(options: options)
+        // Rate and ETA on a terminal's standard error (ProgressReporter), against the entries the header announces.
+        let progress = ProgressReporter("verify", unit: "entries", total: header.entryCount, json: output.json)
+        defer { progress.finish() }
         var lineNumber = 1
         while let line = reader.next() {
             lineNumber += 1
             if line.isEmpty { continue }
             let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
             verifier.consume(entry.bytes, storageSeq: entry.seq)
-            if verifier.entriesConsumed % 10_000 == 0 { progress(verifier.entriesConsumed) }
+            if verifier.entriesConsumed % 1024 == 0 { progress.update(verifier.entriesConsumed) }
         }
         var report = verifier.finish()
         // The header is not signed, but a file that ends before the entries it announces was cut (or copied in
@@ -118,6 +120,22 @@ struct VerifyCommand: ParsableCommand {
             )
         }
         return (report, header)
+    }
+}
+
+extension LogBundle.Header {
+    /// The entries the header announces: `firstSeq...lastSeq`, and the genesis before them when `firstSeq` is not 0.
+    var entryCount: Int? {
+        guard lastSeq >= firstSeq else { return nil }
+        return Int(clamping: lastSeq - firstSeq).saturatingSum(firstSeq > 0 ? 2 : 1)
+    }
+}
+
+extension Int {
+    /// `self + other` for counts from outside (a header's sequence numbers), held at `Int.max` instead of trapping.
+    func saturatingSum(_ other: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
     }
 }
 

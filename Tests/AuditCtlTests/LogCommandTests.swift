@@ -1,4 +1,5 @@
 import AuditChain
+import AuditStore
 import Foundation
 import TestKit
 import Testing
@@ -189,6 +190,129 @@ struct LogCommandTests {
         #expect(try objects(child.output).count == 6)
     }
 
+    @Test("a tampered bundle: a flipped payload byte, a removed entry, other keys: exit 1 naming the seq and what")
+    func tamperedBundle() async throws {
+        try await makeLog()
+        let bundle = directory.path + "/log.bundle"
+        let publicKeys = directory.path + "/public.json"
+        #expect(try await CLIHarness.auditctl(state, ["export", "--out", bundle]).status == 0)
+        #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicKeys]).status == 0)
+        let lines = try String(contentsOfFile: bundle, encoding: .utf8).split(separator: "\n").map(String.init)
+        // The header, then seq 0 (genesis), 1...4 (events), then the export's checkpoint record.
+        try #require(lines.count >= 6)
+        let reading = ["log", "--format", "jsonl", "--public-key", publicKeys, "--bundle"]
+
+        let intact = try await CLIHarness.run("auditctl", reading + [bundle])
+        #expect(intact.status == 0, "\(intact.stderr)")
+
+        // A byte of seq 2's sealed payload flipped.
+        let stored = try LogBundle.entry(line: Array(lines[3].utf8), lineNumber: 4)
+        #expect(stored.seq == 2)
+        let entry = try SealedEntry(serialized: stored.bytes)
+        var bytes = stored.bytes
+        let offset = try #require(Self.offset(of: entry.payload, in: bytes))
+        bytes[offset + entry.payload.count / 2] ^= 0x01
+        let flipped = directory.path + "/flipped.bundle"
+        var changed = lines
+        changed[3] = String(decoding: LogBundle.entryLine(StoredEntry(seq: 2, bytes: bytes)), as: UTF8.self)
+        try (changed.joined(separator: "\n") + "\n").write(toFile: flipped, atomically: true, encoding: .utf8)
+        let tampered = try await CLIHarness.run("auditctl", reading + [flipped])
+        #expect(tampered.status == 1, "\(tampered.stderr)")
+        #expect(tampered.stderr.contains("the bundle's chain does not hold"), "\(tampered.stderr)")
+        #expect(tampered.stderr.contains("seq 2"), "\(tampered.stderr)")
+
+        // Seq 2 removed.
+        let cut = directory.path + "/cut.bundle"
+        changed = lines
+        changed.remove(at: 3)
+        try (changed.joined(separator: "\n") + "\n").write(toFile: cut, atomically: true, encoding: .utf8)
+        let removed = try await CLIHarness.run("auditctl", reading + [cut])
+        #expect(removed.status == 1, "\(removed.stderr)")
+        #expect(removed.stderr.contains("the bundle's chain does not hold"), "\(removed.stderr)")
+        #expect(removed.stderr.contains("seq 2"), "\(removed.stderr)")
+
+        // The public keys of another log pinned: nothing in the bundle is authentic.
+        let other = directory.path + "/other"
+        #expect(try await CLIHarness.auditctl(other, ["init", "--device-id", "phone-9"]).status == 0)
+        let otherKeys = directory.path + "/other-public.json"
+        #expect(try await CLIHarness.auditctl(other, ["keys", "export-public", "--out", otherKeys]).status == 0)
+        let foreign = try await CLIHarness.run(
+            "auditctl",
+            ["log", "--format", "jsonl", "--public-key", otherKeys, "--bundle", bundle]
+        )
+        #expect(foreign.status == 1, "\(foreign.stderr)")
+        #expect(foreign.stderr.contains("the bundle's chain does not hold"), "\(foreign.stderr)")
+        #expect(foreign.stderr.contains("seq 0"), "\(foreign.stderr)")
+    }
+
+    /// Where `part` first occurs in `bytes`.
+    static func offset(of part: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard !part.isEmpty, part.count <= bytes.count else { return nil }
+        return (0...(bytes.count - part.count)).first { bytes[$0..<$0 + part.count].elementsEqual(part) }
+    }
+
+    @Test("--follow opens the entries sealed after a key rotation, and says which entry it cannot open (exit 2)")
+    func followAcrossRotation() async throws {
+        try await makeLog()
+        var environment = ProcessInfo.processInfo.environment
+        environment["AUDIT_STATE_DIR"] = nil
+        let child = try ChildProcess.start(
+            CLIHarness.path("auditctl"),
+            ["log", "--follow", "--decrypt", "--format", "jsonl", "--poll-ms", "50", "--state-dir", state],
+            environment: environment,
+            outputPath: directory.path + "/follow.out"
+        )
+        // Standard error shares the file: only the JSON lines are entries.
+        func rows() -> [[String: JSONValue]] {
+            child.output.split(separator: "\n").filter { $0.hasPrefix("{") }.compactMap {
+                try? JSONValue(parsing: Array($0.utf8)).objectValue
+            }
+        }
+        func row(_ seq: Int64) -> [String: JSONValue]? { rows().first { $0["seq"]?.integerValue == seq } }
+        #expect(try await eventually { rows().count == 5 })
+        let rotated = try await CLIHarness.auditctl(state, ["keys", "rotate", "--json"])
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        let emitted = try await CLIHarness.auditctl(
+            state,
+            [
+                "emit", "--type", "BIOMETRIC_ENABLED", "--user", "dave", "--device", "phone-1", "--attr",
+                "biometryType=faceId",
+            ]
+        )
+        #expect(emitted.status == 0, "\(emitted.stderr)")
+        // Seq 5 is the rotation record, seq 6 the first event under the new data key: opened.
+        #expect(try await eventually { row(6) != nil })
+        #expect(row(5)?["kind"] == "keyRotation")
+        #expect(row(6)?["event"]?.objectValue?["userId"] == "dave", "\(child.output)")
+        #expect(row(6)?["dataKeyId"] != row(4)?["dataKeyId"])
+
+        // Seq 7 sealed (and signed by the log's key) under a data key the state directory does not hold.
+        let foreignKey = DataKey.generate()
+        let state = self.state
+        let sealed = try await CLIHarness.offPool {
+            let log = try CLIHarness.openLog(state)
+            let head = try log.info().head
+            var sealer = ChainSealer(head: head, signingKey: try log.activeSigningKey(), dataKey: foreignKey)
+            return try sealer.seal(LogFixture.event(7), time: .now(), nonce: [UInt8](repeating: 7, count: 12))
+        }
+        try await sealed.append(to: state)
+        #expect(try await eventually { row(7) != nil })
+        let unopened = try #require(row(7))
+        #expect(unopened["event"] == nil)
+        #expect(unopened["error"]?.stringValue?.contains("no data key \(foreignKey.id)") == true, "\(unopened)")
+        #expect(try await eventually { child.output.contains("entry 7: the event could not be opened") })
+        child.send(SIGTERM)
+        let result = await child.wait(timeout: .seconds(10))
+        #expect(result.status == 2 && !result.signaled)
+        #expect(child.output.contains("1 event(s) could not be opened"), "\(child.output)")
+
+        // Without --follow: the same, exit 2.
+        let once = try await CLIHarness.auditctl(state, ["log", "--decrypt", "--format", "jsonl"])
+        #expect(once.status == 2)
+        #expect(once.stderr.contains("1 event(s) could not be opened (no data key \(foreignKey.id))"), "\(once.stderr)")
+        #expect(try objects(once.stdout).count == 8)
+    }
+
     /// Polls `condition` for up to 20 s.
     func eventually(_ condition: () -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(20)
@@ -199,3 +323,17 @@ struct LogCommandTests {
         return condition()
     }
 }
+
+extension SealedEntry {
+    /// Appends this entry (sealed on the log's head) to the log of a state directory, behind its `AuditLog`.
+    fileprivate func append(to state: String) async throws {
+        let entry = self
+        try await CLIHarness.openLog(state).storage.append { snapshot in
+            guard snapshot.head?.seq == entry.header.seq - 1 else { throw HeadMoved() }
+            return (LogAppend(entries: [entry], metadata: [:]), ())
+        }
+    }
+}
+
+/// The log's head is not where the entry was sealed to continue.
+private struct HeadMoved: Error {}
