@@ -58,6 +58,13 @@ struct EventCatalogueTests {
             ("CONVERSATION_LOCKED", ["conversationId": "c1"]), ("CONVERSATION_UNLOCKED", ["conversationId": "c1"]),
             ("ALL_CONVERSATIONS_UNLOCKED", [:]), ("PASSCODE_AUTH_FAILURE", ["attemptCount": 2]),
             ("FORGOT_PASSCODE_LOGOUT", [:]),
+            (
+                "AUDIT_EVENTS_DROPPED",
+                [
+                    "count": 3, "critical": 0, "reason": "overflow", "firstOccurredAt": "2026-11-21T10:00:00Z",
+                    "lastOccurredAt": "2026-11-21T10:05:00Z",
+                ]
+            ),
         ]
         for (type, attributes) in valid {
             try catalogue.validate(event(type, attributes))
