@@ -194,6 +194,8 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditAgent", "TransparencyLog",
+                // The client section: producers through AuditClient into an agent child process.
+                "AuditClient",
                 // The tls section's certificates: TestKit's test PKI (openssl), and its graceful collector runner.
                 "TestKit",
                 .product(name: "Crypto", package: "swift-crypto"),
