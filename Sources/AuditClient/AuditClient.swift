@@ -13,14 +13,17 @@ import Foundation
 ///
 /// ```swift
 /// let client = try AuditClient(configuration: AuditClientConfiguration(socketPath: "/var/lib/audit/ingest.sock"))
-/// async let retries: Void = client.run()  // background retries of what could not be sent
-/// let event = client.event(
-///     type: "BIOMETRIC_AUTH_SUCCESS", userId: "alice", deviceId: "phone-1", attributes: ["unlockDurationMs": 412])
-/// do {
-///     let seq = try await client.send(event)
-///     print("committed as entry \(seq)")
-/// } catch let error where error.code == .agentUnavailable {
-///     print("kept for retry: \(error)")  // ERR-107-090
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask { await client.run() }  // background retries of what could not be sent
+///     let event = client.event(
+///         type: "BIOMETRIC_AUTH_SUCCESS", userId: "alice", deviceId: "phone-1", attributes: ["unlockDurationMs": 412])
+///     do {
+///         let seq = try await client.send(event)
+///         print("committed as entry \(seq)")
+///     } catch let error where error.code == .agentUnavailable {
+///         print("kept for retry: \(error)")  // ERR-107-090
+///     }
+///     group.cancelAll()
 /// }
 /// ```
 public actor AuditClient {
@@ -181,9 +184,11 @@ public actor AuditClient {
             flushWaiters = []
         }
         var delivered: [Delivery] = []
+        // Halved when the agent finds a request too large (413), down to one event.
+        var limit = configuration.maxBatch
         while true {
             let reports = try offerReports()
-            let batch = buffer.takeBatch(configuration.maxBatch)
+            let batch = buffer.takeBatch(limit)
             guard !reports.isEmpty || !batch.isEmpty else { return delivered }
             let outcome = await transport.post(reports + batch)
             buffer.release(batch.map(\.idempotencyKey))
@@ -198,7 +203,11 @@ public actor AuditClient {
                 )
                 error.buffered = buffer.count
                 throw error
-            case .refused(_, _, _, let line, _):
+            case .refused(let status, _, _, let line, _):
+                if status == 413, batch.count > 1 {
+                    limit = max(1, batch.count / 2)
+                    continue
+                }
                 if let line, line <= reports.count {
                     buffer.withdrawReport(reports[line - 1].idempotencyKey)
                 } else if let line {

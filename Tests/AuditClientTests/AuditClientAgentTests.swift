@@ -204,6 +204,21 @@ import Glibc
         }
     }
 
+    @Test func aFlushTooLargeForTheAgentIsSplitNotDropped() async throws {
+        let dir = try ClientTempDir()
+        var configuration = ClientTestAgent.configuration(dir)
+        // Room for two events of about 170 bytes per request.
+        configuration.maxBodyBytes = 400
+        try await ClientTestAgent.withAgent(configuration) { agent in
+            let client = try Self.client(ClientTestAgent.socket(dir))
+            for index in 0..<5 { try await client.enqueue(ClientTestAgent.routine("big-\(index)")) }
+            let delivered = try await client.flush()
+            #expect(delivered.map(\.event.idempotencyKey) == (0..<5).map { "big-\($0)" })
+            #expect(await client.unreportedDrops.isEmpty)
+            #expect(try ClientTestAgent.events(agent.log).count == 5)
+        }
+    }
+
     @Test func theBufferFileIsPrivateAndSurvivesARestartOfTheProducer() async throws {
         let dir = try ClientTempDir()
         let file = dir.file("client-buffer.json")
