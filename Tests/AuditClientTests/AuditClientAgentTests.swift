@@ -1,6 +1,7 @@
 import AuditAgent
 import AuditChain
 import AuditClient
+import AuditServerKit
 import BiometricUnlock
 import BiometricUnlockClient
 import Foundation
@@ -71,6 +72,24 @@ import Glibc
             #expect(stored[1...3].map(\.event.idempotencyKey) == ["batch-0", "batch-1", "batch-2"])
             #expect(!stored[4].event.idempotencyKey.isEmpty)
             #expect(await client.bufferedCount == 0)
+        }
+    }
+
+    @Test func theAgentsLoopbackTCPListenerWorksToo() async throws {
+        let dir = try ClientTempDir()
+        var configuration = ClientTestAgent.configuration(dir)
+        configuration.socketEnabled = false
+        configuration.listen = ListenAddress(host: "127.0.0.1", port: 0)
+        try await ClientTestAgent.withAgent(configuration) { agent in
+            let port = try #require(agent.listening.tcpPort)
+            var settings = AuditClientConfiguration(endpoint: .loopback(host: "127.0.0.1", port: port))
+            settings.requestTimeout = .seconds(120)
+            let client = try AuditClient(configuration: settings)
+            try await client.checkAgent()
+            #expect(
+                try await client.send([ClientTestAgent.routine("tcp-1"), ClientTestAgent.critical("tcp-2")]) == [1, 2]
+            )
+            #expect(try ClientTestAgent.events(agent.log).map(\.event.idempotencyKey) == ["tcp-1", "tcp-2"])
         }
     }
 
