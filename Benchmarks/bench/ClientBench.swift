@@ -17,9 +17,9 @@ enum ClientBench {
         guard let state = arguments.first else { throw BenchError("agent-child needs a state directory") }
         var configuration = AgentConfiguration()
         configuration.stateDirectory = state
-        configuration.logLevel = .warning
+        configuration.logLevel = .error
         var logger = Logger(label: "bench-agent")
-        logger.logLevel = .warning
+        logger.logLevel = .error
         let agent = try await Agent(configuration: configuration, logger: logger)
         try await agent.runUntilSignalled()
     }
