@@ -128,8 +128,8 @@ public actor AuditClient {
         return seq
     }
 
-    /// Sends events, up to ``AuditClientConfiguration/maxBatch`` per request (each all or nothing); returns their
-    /// seqs, in order, once the agent committed them. Pending drop reports go first in the request. Events buffered
+    /// Sends events, up to ``AuditClientConfiguration/maxBatch`` per request (each all or nothing; halved while the
+    /// agent finds a request too large); returns their seqs, in order, once the agent committed them. Pending drop reports go first in the request. Events buffered
     /// earlier are then delivered too (after these: the log's order is the order of arrival at the agent).
     /// - Throws: ``AuditClientError``: `ERR-107-090` when the agent is unavailable (the events of the failed request
     ///   and those after it are kept and retried), ``AuditClientError/Code/refused`` or
@@ -139,11 +139,17 @@ public actor AuditClient {
         let stamped = events.map(stamp)
         var seqs: [UInt64] = []
         var start = 0
+        // Halved when the agent finds a request too large (413), down to one event.
+        var size = configuration.maxBatch
         while start < stamped.count {
-            let end = min(stamped.count, start + configuration.maxBatch)
+            let end = min(stamped.count, start + size)
             do {
                 seqs += try await post(Array(stamped[start..<end]))
             } catch {
+                if error.code == .refused, error.agentCode == "http413", end - start > 1 {
+                    size = max(1, (end - start) / 2)
+                    continue
+                }
                 var failure = error
                 if failure.isRetried {
                     try keep(stamped[end...])

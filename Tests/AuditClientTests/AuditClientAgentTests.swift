@@ -223,7 +223,7 @@ import Glibc
         }
     }
 
-    @Test func aFlushTooLargeForTheAgentIsSplitNotDropped() async throws {
+    @Test func aRequestTooLargeForTheAgentIsSplitNotDropped() async throws {
         let dir = try ClientTempDir()
         var configuration = ClientTestAgent.configuration(dir)
         // Room for two events of about 170 bytes per request.
@@ -235,6 +235,14 @@ import Glibc
             #expect(delivered.map(\.event.idempotencyKey) == (0..<5).map { "big-\($0)" })
             #expect(await client.unreportedDrops.isEmpty)
             #expect(try ClientTestAgent.events(agent.log).count == 5)
+            let sent = try await client.send((5..<10).map { ClientTestAgent.routine("big-\($0)") })
+            #expect(sent == [6, 7, 8, 9, 10])
+            // One event over the limit is refused, not retried.
+            var huge = ClientTestAgent.routine("huge")
+            huge.userId = String(repeating: "u", count: 300)
+            let refusal = await Self.expectFailure(.refused) { _ = try await client.send(huge) }
+            #expect(refusal?.agentCode == "http413")
+            #expect(await client.bufferedCount == 0)
         }
     }
 
