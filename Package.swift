@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "AuditStore", targets: ["AuditStore"]),
         .library(name: "AuditSync", targets: ["AuditSync"]),
         .library(name: "BiometricUnlock", targets: ["BiometricUnlock"]),
+        .library(name: "AuditClient", targets: ["AuditClient"]),
+        .library(name: "BiometricUnlockClient", targets: ["BiometricUnlockClient"]),
         .library(name: "AuditCollector", targets: ["AuditCollector"]),
         .library(name: "AuditAgent", targets: ["AuditAgent"]),
         .library(name: "AuditServerKit", targets: ["AuditServerKit"]),
@@ -85,6 +87,22 @@ let package = Package(
         .target(
             name: "BiometricUnlock",
             dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // What a producer links to send events to the agent (docs/CLIENT.md): its unix socket or loopback TCP, a
+        // bounded buffer with retries, drop reports. Not the agent's store or server.
+        .target(
+            name: "AuditClient",
+            dependencies: [
+                "AuditChain",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // The unlock flow's audit sink over AuditClient, so that neither library depends on the other.
+        .target(
+            name: "BiometricUnlockClient",
+            dependencies: ["BiometricUnlock", "AuditClient", "AuditChain"]
         ),
         // The unlock flow driven by scripted platform pieces (a fingerprint reader, a key store, a password check, a
         // clock that moves when told): what `auditctl simulate` runs, outside the BiometricUnlock product.
@@ -163,7 +181,7 @@ let package = Package(
             name: "auditctl",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "BiometricUnlock", "UnlockSimulation",
-                "TransparencyLog",
+                "TransparencyLog", "AuditClient", "BiometricUnlockClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `auditctl prove` and `verify-consistency --collector` fetch from the collector.
@@ -176,6 +194,8 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditAgent", "TransparencyLog",
+                // The client section: producers through AuditClient into an agent child process.
+                "AuditClient",
                 // The tls section's certificates: TestKit's test PKI (openssl), and its graceful collector runner.
                 "TestKit",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -278,6 +298,14 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "AuditClientTests",
+            dependencies: [
+                "AuditClient", "BiometricUnlockClient", "BiometricUnlock", "AuditAgent", "AuditChain", "AuditStore",
+                "AuditCollector", "AuditServerKit", "TestKit", "auditctl",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -10,6 +10,10 @@ struct Bench {
                 try await AllocProbe.main(Array(arguments.dropFirst()))
                 return
             }
+            if arguments.first == "agent-child" {
+                try await ClientBench.agentChild(Array(arguments.dropFirst()))
+                return
+            }
             if arguments.first == "verify-child" {
                 try VerifyChild.main(Array(arguments.dropFirst()))
                 return
@@ -91,6 +95,9 @@ struct Bench {
                     "TLS: the same batches to in-process collectors over HTTP and HTTPS (HTTPSyncTransport)"
                 )
                 try await TLSBench.run(options: options, directory: directory, summary: summary)
+            case .client:
+                Summary.heading("Client: AuditClient into a running agent vs auditctl emit of the same events")
+                try await ClientBench.run(options: options, directory: directory, summary: summary)
             }
         }
         summary.printTable()

@@ -4,7 +4,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, latency, verify, log, breakdown, sync, recovery, transparency, fleet, tls
+        case primitives, append, latency, verify, log, breakdown, sync, recovery, transparency, fleet, tls, client
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).
@@ -51,6 +51,8 @@ struct BenchOptions: Sendable {
           fleet        collector ingest over HTTP, many logs at once: SQLite, PostgreSQL with one and two replicas
                        (AUDIT_BENCH_POSTGRES_URL: a database it empties), as a ratio to verify × cores
           tls          what TLS costs a batch: the same batches over HTTP and HTTPS (kept-alive, new connection, pinned)
+          client       AuditClient into a running agent (a child process), 1 and 16 producers, vs auditctl emit of
+                       the same events in one process (needs auditctl built beside bench)
 
         Options:
           --quick              small counts (seconds instead of minutes)
@@ -68,6 +70,7 @@ struct BenchOptions: Sendable {
         Internal (run by the verify section in a child process, to measure its peak memory alone; and by
         scripts/alloc-count under a malloc counter):
           bench verify-child read|full|fast|decrypt STATE-DIRECTORY PARALLELISM
+          bench agent-child STATE-DIRECTORY
           bench alloc-probe COUNT events|append [BATCH]
         """
 

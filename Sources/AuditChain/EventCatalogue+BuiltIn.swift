@@ -89,7 +89,14 @@ extension EventCatalogue {
              "attributes": {"failedAttempts": {"type": "integer", "minimum": 1},
                             "lockoutMs": {"type": "integer", "minimum": 1}}},
             {"type": "FORGOT_PASSCODE_LOGOUT", "priority": "critical",
-             "summary": "The user chose 'forgot passcode' and was logged out."}
+             "summary": "The user chose 'forgot passcode' and was logged out."},
+            {"type": "AUDIT_EVENTS_DROPPED", "priority": "critical",
+             "summary": "A producer's client dropped events it could not deliver to the agent (docs/CLIENT.md).",
+             "attributes": {"count": {"type": "integer", "minimum": 1},
+                            "critical": {"type": "integer", "minimum": 0},
+                            "reason": {"type": "string", "enum": ["overflow", "refused"]},
+                            "firstOccurredAt": {"type": "string", "minLength": 1, "maxLength": 64},
+                            "lastOccurredAt": {"type": "string", "minLength": 1, "maxLength": 64}}}
           ]
         }
         """#

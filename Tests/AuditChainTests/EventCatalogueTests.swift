@@ -69,6 +69,13 @@ struct EventCatalogueTests {
             ("PASSCODE_AUTH_SUCCESS", ["attemptCount": 1]), ("PASSCODE_AUTH_FAILURE", ["attemptCount": 2]),
             ("PASSCODE_ATTEMPTS_THROTTLED", ["failedAttempts": 5, "lockoutMs": 30_000]),
             ("FORGOT_PASSCODE_LOGOUT", [:]),
+            (
+                "AUDIT_EVENTS_DROPPED",
+                [
+                    "count": 3, "critical": 0, "reason": "overflow", "firstOccurredAt": "2026-11-21T10:00:00Z",
+                    "lastOccurredAt": "2026-11-21T10:05:00Z",
+                ]
+            ),
         ]
         for (type, attributes) in valid {
             try catalogue.validate(event(type, attributes))
