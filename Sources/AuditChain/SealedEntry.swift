@@ -65,6 +65,9 @@ public struct SealedEntry: Sendable, Hashable {
         return out
     }
 
+    /// The length of ``serialized``, without serializing: the fixed bytes and the payload.
+    public var serializedCount: Int { Self.overhead + payload.count }
+
     /// Appends the serialized bytes to `out` (a buffer reused across entries saves an allocation each).
     public func serialize(into out: inout [UInt8]) {
         header.encode(into: &out)

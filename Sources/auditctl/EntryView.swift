@@ -43,7 +43,7 @@ struct EntryView: Sendable {
             "kind": .string(header.kind.description),
             "signingKeyId": .string(header.signingKeyId.hex),
             "entryHash": .string(Hex.encode(entry.entryHash)),
-            "size": .integer(Int64(entry.serialized.count)),
+            "size": .integer(Int64(entry.serializedCount)),
         ]
         if header.kind == .event { members["dataKeyId"] = .string(header.dataKeyId.hex) }
         if let event { members["event"] = event.jsonValue }
@@ -87,7 +87,7 @@ struct EntryView: Sendable {
         out += #","signingKeyId":""#.utf8
         Self.appendHex(header.signingKeyId.bytes, to: &out)
         out += #"","size":"#.utf8
-        out += String(entry.serialized.count).utf8
+        out += String(entry.serializedCount).utf8
         out += #","time":""#.utf8
         out += times.rfc3339(header.time)
         out += #""}"#.utf8

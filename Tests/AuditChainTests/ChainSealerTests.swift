@@ -16,6 +16,8 @@ struct ChainSealerTests {
         #expect(entry.header.dataKeyId == chain.dataKey.id)
         #expect(entry.isSigned(by: chain.signingKey.publicKey))
         #expect(try SealedEntry(serialized: entry.serialized) == entry)
+        #expect(entry.serializedCount == entry.serialized.count)
+        #expect(chain.entries[0].serializedCount == chain.entries[0].serialized.count)
     }
 
     @Test("the wrong data key, or a header moved to another position, does not open")
