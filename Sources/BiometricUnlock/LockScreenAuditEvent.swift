@@ -5,7 +5,7 @@ public import AuditChain
 ///
 /// Each case is a built-in catalogue type with exactly its declared attributes (docs/CATALOGUE.md); none carries a
 /// PIN or a passcode: the types that produce them never see one.
-public enum LockScreenAuditEvent: Sendable, Hashable {
+public enum LockScreenAuditEvent: CatalogueEventDescription, Hashable {
     /// `CONVERSATION_PIN_SET {conversationId}`.
     case conversationPinSet(conversationId: String)
     /// `CONVERSATION_PIN_REMOVED {conversationId}`.
@@ -82,23 +82,6 @@ public enum LockScreenAuditEvent: Sendable, Hashable {
         case .passcodeAttemptsThrottled(let failedAttempts, let lockoutMs):
             ["failedAttempts": Self.count(failedAttempts), "lockoutMs": Self.clamped(lockoutMs, minimum: 1)]
         }
-    }
-
-    /// The complete event.
-    public func auditEvent(
-        occurredAt: AuditTimestamp,
-        userId: String,
-        deviceId: String,
-        idempotencyKey: String
-    ) -> AuditEvent {
-        AuditEvent(
-            type: typeName,
-            occurredAt: min(max(occurredAt, .minimum), .maximum),
-            userId: userId,
-            deviceId: deviceId,
-            attributes: attributes,
-            idempotencyKey: idempotencyKey
-        )
     }
 
     /// A conversation id cut to 1 ... 256 UTF-8 bytes at a character boundary (`unknown` when empty).

@@ -3,7 +3,7 @@ public import AuditChain
 /// An audit event the unlock flow emits, before the shell stamps it with identity, time and idempotency key.
 ///
 /// Each case is a built-in catalogue type with exactly its declared attributes; none carries a secret.
-public enum UnlockAuditEvent: Sendable, Hashable {
+public enum UnlockAuditEvent: CatalogueEventDescription, Hashable {
     /// `BIOMETRIC_ENABLED {biometryType}`.
     case biometricEnabled(biometryType: String)
     /// `BIOMETRIC_DISABLED {reason}`.
@@ -99,23 +99,6 @@ public enum UnlockAuditEvent: Sendable, Hashable {
             attributes["retryAfterMs"] = .integer(min(max(0, retryAfterMs), JSONValue.maxSafeInteger))
         }
         return attributes
-    }
-
-    /// The complete event.
-    public func auditEvent(
-        occurredAt: AuditTimestamp,
-        userId: String,
-        deviceId: String,
-        idempotencyKey: String
-    ) -> AuditEvent {
-        AuditEvent(
-            type: typeName,
-            occurredAt: min(max(occurredAt, .minimum), .maximum),
-            userId: userId,
-            deviceId: deviceId,
-            attributes: attributes,
-            idempotencyKey: idempotencyKey
-        )
     }
 
     /// A platform's biometry name cut to 1 ... 64 UTF-8 bytes at a character boundary (`unknown` when empty).

@@ -2,6 +2,7 @@ import AuditAgent
 import AuditServerKit
 import AuditStore
 import Foundation
+import TestKit
 import Logging
 import Testing
 

@@ -2,6 +2,7 @@ import AuditAgent
 import AuditChain
 import AuditStore
 import Foundation
+import TestKit
 import GRDB
 import Testing
 

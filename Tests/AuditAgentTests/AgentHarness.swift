@@ -13,18 +13,11 @@ import Glibc
 #endif
 
 /// A short temporary directory (unix socket paths are limited to ~100 bytes), removed when released.
-final class AgentTempDir: Sendable {
-    let path: String
+typealias AgentTempDir = ShortTemporaryDirectory
 
-    init() throws {
-        path = "/tmp/agent-" + UUID().uuidString.prefix(8).lowercased()
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// A path inside the directory.
-    func file(_ name: String) -> String { path + "/" + name }
+extension ShortTemporaryDirectory {
+    /// `/tmp/agent-<8 hex digits>`.
+    convenience init() throws { try self.init(prefix: "agent") }
 }
 
 /// Starts agents in-process and talks to them.

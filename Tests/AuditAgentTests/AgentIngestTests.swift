@@ -3,6 +3,7 @@ import AuditServerKit
 import AuditChain
 import AuditStore
 import Foundation
+import TestKit
 import Logging
 import Testing
 

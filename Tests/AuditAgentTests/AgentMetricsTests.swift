@@ -3,6 +3,7 @@ import AuditChain
 import AuditCollector
 import AuditStore
 import Foundation
+import TestKit
 import Logging
 import Testing
 

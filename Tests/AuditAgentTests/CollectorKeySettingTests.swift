@@ -4,6 +4,7 @@ import AuditStore
 import AuditWire
 import Crypto
 import Foundation
+import TestKit
 import Logging
 import Testing
 

@@ -1,5 +1,6 @@
 import AuditWire
 import Foundation
+import TestKit
 import Testing
 
 /// `auditd collector --read-token-file` and `--public-read` (docs/TRANSPARENCY.md section 8), end to end.

@@ -4,20 +4,14 @@ import AuditServerKit
 import AuditStore
 import Foundation
 import Logging
+import TestKit
 
 /// A short temporary directory (unix socket paths are limited to ~100 bytes), removed when released.
-final class ClientTempDir: Sendable {
-    let path: String
+typealias ClientTempDir = ShortTemporaryDirectory
 
-    init() throws {
-        path = "/tmp/client-" + UUID().uuidString.prefix(8).lowercased()
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// A path inside the directory.
-    func file(_ name: String) -> String { path + "/" + name }
+extension ShortTemporaryDirectory {
+    /// `/tmp/client-<8 hex digits>`.
+    convenience init() throws { try self.init(prefix: "client") }
 }
 
 /// Real agents, in-process, on a unix socket, for the client to talk to.
