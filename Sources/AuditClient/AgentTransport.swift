@@ -96,7 +96,7 @@ struct AgentTransport: Sendable {
                 status: status,
                 message: object?["error"]?.stringValue ?? "HTTP \(status)",
                 agentCode: object?["code"]?.stringValue,
-                line: line.flatMap { (1...Int64(count)).contains($0) ? Int($0) : nil },
+                line: line.flatMap { $0 >= 1 && $0 <= Int64(count) ? Int($0) : nil },
                 field: object?["field"]?.stringValue
             )
         }

@@ -108,7 +108,10 @@ public actor AuditClient {
     public var unreportedDrops: [DropReason: Int] {
         var counts = buffer.open.mapValues(\.count)
         for report in buffer.reports {
-            counts[report.reason, default: 0] += Int(report.event.attributes["count"]?.integerValue ?? 0)
+            // The count comes from the buffer file too: added without overflow, whatever it says.
+            let count = Int(clamping: max(0, report.event.attributes["count"]?.integerValue ?? 0))
+            let (sum, overflow) = counts[report.reason, default: 0].addingReportingOverflow(count)
+            counts[report.reason] = overflow ? Int.max : sum
         }
         return counts
     }

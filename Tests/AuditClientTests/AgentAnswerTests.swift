@@ -70,5 +70,10 @@ import Testing
         #expect(
             Self.outcome(404, "") == .refused(status: 404, message: "HTTP 404", agentCode: nil, line: nil, field: nil)
         )
+        // A refusal of an empty request naming a line (the range 1...0 used to trap).
+        #expect(
+            Self.outcome(400, #"{"error":"x","line":1}"#, count: 0)
+                == .refused(status: 400, message: "x", agentCode: nil, line: nil, field: nil)
+        )
     }
 }
