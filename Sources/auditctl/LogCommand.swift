@@ -68,24 +68,10 @@ struct LogCommand: ParsableCommand {
             return
         }
         let (storage, keys) = try global.state.openStorage()
-        let dataKeys = opening ? try loadDataKeys(from: keys) : [:]
-        try requireKeys(dataKeys, opening: opening, query: query, format: format)
-        var scan = LogScan(
-            query: query,
-            format: format,
-            dataKeys: dataKeys,
-            opening: opening,
-            showEvents: showEvents,
-            limit: limit
-        )
+        var scan = try makeScan(query: query, format: format, opening: opening, showEvents: showEvents, keys: keys)
         let head = (try? storage.snapshot())?.head?.seq  // only for the progress total
-        // Rate and ETA on a terminal's standard error when the output goes elsewhere (ProgressReporter).
-        let progress = ProgressReporter(
-            "log",
-            unit: "entries",
-            total: head.map { Int(clamping: min($0, query.toSeq) - min($0, query.fromSeq)).saturatingSum(1) },
-            json: output.json,
-            streamsOutput: true
+        let progress = self.progress(
+            total: head.map { Int(clamping: min($0, query.toSeq) - min($0, query.fromSeq)).saturatingSum(1) }
         )
         var next = query.fromSeq
         var page = try storage.entries(from: next, through: query.toSeq, limit: Self.pageSize)
@@ -117,6 +103,32 @@ struct LogCommand: ParsableCommand {
 
     /// Entries read and opened at a time: what `log` holds in memory.
     static let pageSize = 1024
+
+    /// The scan of a local log or a bundle, with the data keys of `keys` when events are opened.
+    /// - Throws: ``CLIError`` when the keys the query needs are missing.
+    private func makeScan(
+        query: LogQuery,
+        format: LogFormat,
+        opening: Bool,
+        showEvents: Bool,
+        keys: KeyStore?
+    ) throws -> LogScan {
+        let dataKeys = opening ? try loadDataKeys(from: keys) : [:]
+        try requireKeys(dataKeys, opening: opening, query: query, format: format)
+        return LogScan(
+            query: query,
+            format: format,
+            dataKeys: dataKeys,
+            opening: opening,
+            showEvents: showEvents,
+            limit: limit
+        )
+    }
+
+    /// Rate and ETA on a terminal's standard error when the output goes elsewhere (ProgressReporter).
+    private func progress(total: Int?) -> ProgressReporter {
+        ProgressReporter("log", unit: "entries", total: total, json: output.json, streamsOutput: true)
+    }
 
     private func makeQuery() throws -> LogQuery {
         var query = LogQuery()
@@ -205,40 +217,28 @@ struct LogCommand: ParsableCommand {
         let store =
             global.stateDir != nil || ProcessInfo.processInfo.environment["AUDIT_STATE_DIR"] != nil
             ? KeyStore(state: global.state) : nil
-        let dataKeys = opening ? try loadDataKeys(from: store) : [:]
-        try requireKeys(dataKeys, opening: opening, query: query, format: format)
+        var scan = try makeScan(query: query, format: format, opening: opening, showEvents: showEvents, keys: store)
         var options = ChainVerifier.Options(trustedKeys: trusted)
         options.fast = true
         options.firstSeq = header.firstSeq
         options.trustedCheckpoint = header.checkpoint
         var verifier = ChainVerifier(options: options)
-        var scan = LogScan(
-            query: query,
-            format: format,
-            dataKeys: dataKeys,
-            opening: opening,
-            showEvents: showEvents,
-            limit: limit
-        )
-        // Rate and ETA on a terminal's standard error when the output goes elsewhere (ProgressReporter).
-        let progress = ProgressReporter(
-            "log",
-            unit: "entries",
-            total: header.entryCount,
-            json: output.json,
-            streamsOutput: true
-        )
+        let progress = self.progress(total: header.entryCount)
         var lineNumber = 1
-        // The next page of lines, parsed and run through the chain verifier (which needs them in order).
-        func readPage() throws -> [StoredEntry] {
-            var page: [StoredEntry] = []
-            while page.count < Self.pageSize, let line = reader.next() {
+        // The next entry of the bundle, parsed and run through the chain verifier (which needs them in order).
+        func nextEntry() throws -> StoredEntry? {
+            while let line = reader.next() {
                 lineNumber += 1
                 if line.isEmpty { continue }
                 let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
                 verifier.consume(entry.bytes, storageSeq: entry.seq)
-                page.append(entry)
+                return entry
             }
+            return nil
+        }
+        func readPage() throws -> [StoredEntry] {
+            var page: [StoredEntry] = []
+            while page.count < Self.pageSize, let entry = try nextEntry() { page.append(entry) }
             return page
         }
         var page = try readPage()
@@ -252,12 +252,7 @@ struct LogCommand: ParsableCommand {
         }
         progress.finish()
         // The chain is judged as far as it was read; with --limit the rest of the bundle is still checked.
-        while let line = reader.next() {
-            lineNumber += 1
-            if line.isEmpty { continue }
-            let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
-            verifier.consume(entry.bytes, storageSeq: entry.seq)
-        }
+        while try nextEntry() != nil {}
         try scan.finish()
         let report = verifier.finish()
         if !report.isClean {
