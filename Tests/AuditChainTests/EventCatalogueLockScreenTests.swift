@@ -4,7 +4,7 @@ import Testing
 /// The built-in types of password attempts, conversation PINs and the app passcode lock (issue 25): each accepts
 /// its declared attributes and refuses missing, mistyped, out-of-range and secret-looking ones.
 @Suite("EventCatalogue: password, PIN and passcode types")
-struct EventCatalogueLockScreenTests {
+struct EventCatalogueLockScreenTests: CatalogueSuite {
     let catalogue = EventCatalogue.builtIn
 
     /// One valid event of each type, and its priority.
@@ -25,26 +25,6 @@ struct EventCatalogueLockScreenTests {
         ("PASSCODE_ATTEMPTS_THROTTLED", .critical, ["failedAttempts": 5, "lockoutMs": 30_000]),
         ("FORGOT_PASSCODE_LOGOUT", .critical, [:]),
     ]
-
-    func event(_ type: String, _ attributes: [String: JSONValue]) -> AuditEvent {
-        AuditEvent(
-            type: type,
-            occurredAt: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000),
-            userId: "u1",
-            deviceId: "d1",
-            attributes: attributes,
-            idempotencyKey: "k1"
-        )
-    }
-
-    func error(_ event: AuditEvent) -> AuditEventError? {
-        do {
-            try catalogue.validate(event)
-            return nil
-        } catch {
-            return error
-        }
-    }
 
     @Test("each type accepts its attributes and has its priority")
     func validEvents() {

@@ -2,29 +2,9 @@ import AuditChain
 import Testing
 
 @Suite("EventCatalogue")
-struct EventCatalogueTests {
+struct EventCatalogueTests: CatalogueSuite {
     let catalogue = EventCatalogue.builtIn
     let now = AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000)
-
-    func event(_ type: String, _ attributes: [String: JSONValue]) -> AuditEvent {
-        AuditEvent(
-            type: type,
-            occurredAt: now,
-            userId: "u1",
-            deviceId: "d1",
-            attributes: attributes,
-            idempotencyKey: "k1"
-        )
-    }
-
-    func error(_ event: AuditEvent) -> AuditEventError? {
-        do {
-            try catalogue.validate(event)
-            return nil
-        } catch {
-            return error
-        }
-    }
 
     @Test("a batch validates in order on several threads and names its first invalid event", arguments: [40, 600])
     func batchValidation(count: Int) throws {

@@ -76,6 +76,16 @@ enum CLIHarness {
     }
 
     /// Opens the log of a state directory in-process.
+    /// `auditctl init` and six `BIOMETRIC_AUTH_SUCCESS` events of one user (seqs 1-6): the log the tamper and
+    /// verify-summary suites change behind the log's back.
+    static func initWithSixEvents(_ state: String) async throws {
+        #expect(try await auditctl(state, ["init"]).status == 0)
+        let lines = (1...6).map {
+            #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"user","deviceId":"d","attributes":{"unlockDurationMs":\#(100 + $0)}}"#
+        }
+        #expect(try await auditctl(state, ["emit", "--input", "-"], stdin: lines.joined(separator: "\n")).status == 0)
+    }
+
     static func openLog(_ state: String) throws -> AuditLog {
         let directory = StateDirectory(path: state)
         return try AuditLog(

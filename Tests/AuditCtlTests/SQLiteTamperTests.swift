@@ -13,14 +13,7 @@ struct SQLiteTamperTests {
     init() async throws {
         directory = try TemporaryDirectory()
         state = directory.path + "/state"
-        #expect(try await CLIHarness.auditctl(state, ["init"]).status == 0)
-        let lines = (1...6).map {
-            #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"user","deviceId":"d","attributes":{"unlockDurationMs":\#(100 + $0)}}"#
-        }
-        #expect(
-            try await CLIHarness.auditctl(state, ["emit", "--input", "-"], stdin: lines.joined(separator: "\n")).status
-                == 0
-        )
+        try await CLIHarness.initWithSixEvents(state)
     }
 
     func edit(_ change: (Database) throws -> Void) throws {
