@@ -74,6 +74,39 @@ public struct AttemptThrottle: Sendable, Hashable {
         failedAttempts = 0
         lockout = nil
     }
+
+    /// One attempt at `now`: refused unchecked during a lockout (`check` not called), else decided by `check()`
+    /// and counted. What the lock screens (``ConversationPins``, ``PasscodeLock``) turn into their events.
+    /// - Parameter monotonicElapsed: the monotonic time since the lockout started, when the caller measured it.
+    public mutating func attempt(
+        at now: AuditTimestamp,
+        monotonicElapsed: Duration?,
+        settings: AttemptThrottleSettings,
+        check: () -> Bool
+    ) -> AttemptResult {
+        let remaining = remainingMilliseconds(now: now, monotonicElapsed: monotonicElapsed)
+        if remaining > 0 {
+            noteRefusal(at: now)
+            return .refused(attemptCount: nextAttemptNumber, retryAfterMs: remaining)
+        }
+        let attempt = nextAttemptNumber
+        if check() {
+            recordSuccess()
+            return .accepted(attemptCount: attempt)
+        }
+        let lockout = recordFailure(at: now, settings: settings)
+        return .failed(attemptCount: attempt, failedAttempts: failedAttempts, lockout: lockout)
+    }
+}
+
+/// What became of one attempt (``AttemptThrottle/attempt(at:monotonicElapsed:settings:check:)``).
+public enum AttemptResult: Sendable, Hashable {
+    /// Refused without being checked: a lockout is in force for `retryAfterMs` more.
+    case refused(attemptCount: Int, retryAfterMs: Int64)
+    /// Checked and accepted; the count starts over.
+    case accepted(attemptCount: Int)
+    /// Checked and wrong: `failedAttempts` in a row now, and the lockout it starts, if any.
+    case failed(attemptCount: Int, failedAttempts: Int, lockout: AttemptLockout?)
 }
 
 /// A period during which attempts are refused without being checked.

@@ -52,39 +52,43 @@ public struct ConversationPins: Sendable, Hashable {
     ) -> LockScreenAttempt {
         guard var throttle = throttles[conversationId] else { return LockScreenAttempt(accepted: false, events: []) }
         defer { throttles[conversationId] = throttle }
-        let remaining = throttle.remainingMilliseconds(now: now, monotonicElapsed: monotonicElapsedSinceLockout)
-        if remaining > 0 {
-            throttle.noteRefusal(at: now)
+        let result = throttle.attempt(
+            at: now,
+            monotonicElapsed: monotonicElapsedSinceLockout,
+            settings: settings,
+            check: check
+        )
+        switch result {
+        case .refused(let attemptCount, let retryAfterMs):
             let event = LockScreenAuditEvent.conversationPinFailed(
                 conversationId: conversationId,
-                attemptCount: throttle.nextAttemptNumber,
-                retryAfterMs: remaining
+                attemptCount: attemptCount,
+                retryAfterMs: retryAfterMs
             )
-            return LockScreenAttempt(accepted: false, retryAfterMs: remaining, events: [event])
-        }
-        let attempt = throttle.nextAttemptNumber
-        if check() {
-            throttle.recordSuccess()
+            return LockScreenAttempt(accepted: false, retryAfterMs: retryAfterMs, events: [event])
+        case .accepted(let attemptCount):
             let event = LockScreenAuditEvent.conversationPinVerified(
                 conversationId: conversationId,
-                attemptCount: attempt
+                attemptCount: attemptCount
             )
             return LockScreenAttempt(accepted: true, events: [event])
-        }
-        var events: [LockScreenAuditEvent] = [
-            .conversationPinFailed(conversationId: conversationId, attemptCount: attempt)
-        ]
-        guard let lockout = throttle.recordFailure(at: now, settings: settings) else {
-            return LockScreenAttempt(accepted: false, events: events)
-        }
-        events.append(
-            .conversationPinLockedOut(
+        case .failed(let attemptCount, let failedAttempts, let lockout):
+            let failed = LockScreenAuditEvent.conversationPinFailed(
                 conversationId: conversationId,
-                failedAttempts: throttle.failedAttempts,
+                attemptCount: attemptCount
+            )
+            guard let lockout else { return LockScreenAttempt(accepted: false, events: [failed]) }
+            let lockedOut = LockScreenAuditEvent.conversationPinLockedOut(
+                conversationId: conversationId,
+                failedAttempts: failedAttempts,
                 lockoutMs: lockout.durationMilliseconds
             )
-        )
-        return LockScreenAttempt(accepted: false, retryAfterMs: lockout.durationMilliseconds, events: events)
+            return LockScreenAttempt(
+                accepted: false,
+                retryAfterMs: lockout.durationMilliseconds,
+                events: [failed, lockedOut]
+            )
+        }
     }
 
     /// Logout (including "forgot passcode"): every PIN is removed, with one `CONVERSATION_PINS_RESET {reason:

@@ -63,28 +63,31 @@ public struct PasscodeLock: Sendable, Hashable {
         check: () -> Bool
     ) -> LockScreenAttempt {
         guard isEnabled else { return LockScreenAttempt(accepted: false, events: []) }
-        let remaining = throttle.remainingMilliseconds(now: now, monotonicElapsed: monotonicElapsedSinceLockout)
-        if remaining > 0 {
-            throttle.noteRefusal(at: now)
-            let event = LockScreenAuditEvent.passcodeAuthFailure(
-                attemptCount: throttle.nextAttemptNumber,
-                retryAfterMs: remaining
-            )
-            return LockScreenAttempt(accepted: false, retryAfterMs: remaining, events: [event])
-        }
-        let attempt = throttle.nextAttemptNumber
-        if check() {
-            throttle.recordSuccess()
-            return LockScreenAttempt(accepted: true, events: [.passcodeAuthSuccess(attemptCount: attempt)])
-        }
-        var events: [LockScreenAuditEvent] = [.passcodeAuthFailure(attemptCount: attempt)]
-        guard let lockout = throttle.recordFailure(at: now, settings: settings) else {
-            return LockScreenAttempt(accepted: false, events: events)
-        }
-        events.append(
-            .passcodeAttemptsThrottled(failedAttempts: throttle.failedAttempts, lockoutMs: lockout.durationMilliseconds)
+        let result = throttle.attempt(
+            at: now,
+            monotonicElapsed: monotonicElapsedSinceLockout,
+            settings: settings,
+            check: check
         )
-        return LockScreenAttempt(accepted: false, retryAfterMs: lockout.durationMilliseconds, events: events)
+        switch result {
+        case .refused(let attemptCount, let retryAfterMs):
+            let event = LockScreenAuditEvent.passcodeAuthFailure(attemptCount: attemptCount, retryAfterMs: retryAfterMs)
+            return LockScreenAttempt(accepted: false, retryAfterMs: retryAfterMs, events: [event])
+        case .accepted(let attemptCount):
+            return LockScreenAttempt(accepted: true, events: [.passcodeAuthSuccess(attemptCount: attemptCount)])
+        case .failed(let attemptCount, let failedAttempts, let lockout):
+            let failed = LockScreenAuditEvent.passcodeAuthFailure(attemptCount: attemptCount)
+            guard let lockout else { return LockScreenAttempt(accepted: false, events: [failed]) }
+            let throttled = LockScreenAuditEvent.passcodeAttemptsThrottled(
+                failedAttempts: failedAttempts,
+                lockoutMs: lockout.durationMilliseconds
+            )
+            return LockScreenAttempt(
+                accepted: false,
+                retryAfterMs: lockout.durationMilliseconds,
+                events: [failed, throttled]
+            )
+        }
     }
 
     /// "Forgot passcode": the user is logged out and the lock is off: `FORGOT_PASSCODE_LOGOUT`, then the

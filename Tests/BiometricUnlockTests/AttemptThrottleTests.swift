@@ -86,3 +86,41 @@ import Testing
     )
     #expect(negative.remainingMilliseconds(now: startTime) == 0)
 }
+
+@Test func oneAttemptIsRefusedUncheckedDuringALockoutElseCheckedAndCounted() {
+    let settings = AttemptThrottleSettings(
+        maxFailedAttempts: 2,
+        initialLockout: .seconds(10),
+        maximumLockout: .seconds(60)
+    )
+    let start = AuditTimestamp(millisecondsSinceEpoch: 1_000_000)
+    var throttle = AttemptThrottle()
+    var checks = 0
+    let wrong: () -> Bool = {
+        checks += 1
+        return false
+    }
+    #expect(
+        throttle.attempt(at: start, monotonicElapsed: nil, settings: settings, check: wrong)
+            == .failed(attemptCount: 1, failedAttempts: 1, lockout: nil)
+    )
+    #expect(
+        throttle.attempt(at: start, monotonicElapsed: nil, settings: settings, check: wrong)
+            == .failed(
+                attemptCount: 2,
+                failedAttempts: 2,
+                lockout: AttemptLockout(startedAt: start, durationMilliseconds: 10_000)
+            )
+    )
+    let later = AuditTimestamp(millisecondsSinceEpoch: 1_004_000)
+    #expect(
+        throttle.attempt(at: later, monotonicElapsed: nil, settings: settings, check: wrong)
+            == .refused(attemptCount: 3, retryAfterMs: 6_000)
+    )
+    #expect(checks == 2, "a refused attempt is not checked")
+    let after = AuditTimestamp(millisecondsSinceEpoch: 1_010_000)
+    #expect(
+        throttle.attempt(at: after, monotonicElapsed: nil, settings: settings) { true } == .accepted(attemptCount: 3)
+    )
+    #expect(throttle == AttemptThrottle(), "a success clears the count and the lockout")
+}
