@@ -61,13 +61,21 @@ public final class Collector: Sendable {
     }
 
     /// ``ingest(_:)``, also telling what became of the batch's device checkpoint (nil when it carried none, when
-    /// it had no entries, or when it replayed a batch already stored), and how many of its incidents were not kept
-    /// (the log holds ``CollectorStore/maxIncidentsPerLog`` already), so the server can log them.
+    /// it had no entries, or when it replayed a batch already stored), how many of its incidents were not kept
+    /// (the log holds ``CollectorStore/maxIncidentsPerLog`` already), so the server can log them, and how long
+    /// verifying its entries took (for the metrics; nil when it had none).
+    ///
+    /// The verify time is the entries' parsing, hashes and signature checks (on all cores, before the transaction)
+    /// plus the decision of each entry's result against the log's keys and held entries (chain links, forks, gaps),
+    /// inside the transaction but without its reads and writes.
     public func ingestReporting(
         _ batch: SyncBatch
-    ) async throws -> (response: SyncResponse, checkpoint: CheckpointVerdict?, incidentsNotKept: Int) {
+    ) async throws -> (
+        response: SyncResponse, checkpoint: CheckpointVerdict?, incidentsNotKept: Int, verifyDuration: Duration?
+    ) {
         guard !batch.entries.isEmpty else {
-            return (try await response(batch, results: [], head: try await store.head(logId: batch.logId)), nil, 0)
+            let head = try await store.head(logId: batch.logId)
+            return (try await response(batch, results: [], head: head), nil, 0, nil)
         }
         let preview = try await store.preview(logId: batch.logId, seqs: batch.entries.map(\.seq))
         var known = trusted
@@ -75,9 +83,11 @@ public final class Collector: Sendable {
         let items = batch.entries
         let held = preview.held
         let knownKeys = known
-        let incoming = await withCheckedContinuation { continuation in
+        let (incoming, prepareDuration) = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: IncomingEntry.prepare(items, knownKeys: knownKeys, held: held))
+                let started = ContinuousClock.now
+                let prepared = IncomingEntry.prepare(items, knownKeys: knownKeys, held: held)
+                continuation.resume(returning: (prepared, ContinuousClock.now - started))
             }
         }
         let outcome = try await store.ingest(
@@ -88,7 +98,7 @@ public final class Collector: Sendable {
             receivedAt: clock()
         )
         let response = try await response(batch, results: outcome.results, head: outcome.head)
-        return (response, outcome.checkpoint, outcome.incidentsNotKept)
+        return (response, outcome.checkpoint, outcome.incidentsNotKept, prepareDuration + outcome.decideDuration)
     }
 
     /// The answer in the batch's version: a JSON receipt for the head (1), or the tree's signed checkpoint with its

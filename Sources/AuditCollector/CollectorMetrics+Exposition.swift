@@ -36,22 +36,22 @@ extension CollectorMetrics.Snapshot {
             "Rejected entries, by reason: malformed, invalid, fork, chainBreak, unknownKey (retryable), other.",
             RejectionReason.allCases.map { ("{reason=\"\($0.rawValue)\"}", "\(rejected[$0] ?? 0)") }
         )
-        var histogram: [(labels: String, value: String)] = []
-        var cumulative = 0
-        for (index, count) in durationCounts.enumerated() {
-            cumulative += count
-            let bound =
-                index < CollectorMetrics.durationBuckets.count
-                ? Self.number(CollectorMetrics.durationBuckets[index]) : "+Inf"
-            histogram.append(("_bucket{le=\"\(bound)\"}", "\(cumulative)"))
-        }
-        histogram.append(("_sum", Self.number(durationSum)))
-        histogram.append(("_count", "\(cumulative)"))
         family(
             "auditd_collector_ingest_duration_seconds",
             "histogram",
             "Time to verify, store and answer one batch (from its decoding to its signed answer).",
-            histogram
+            Self.histogram(durationCounts, sum: durationSum, buckets: CollectorMetrics.durationBuckets)
+        )
+        family(
+            "auditd_collector_verify_duration_seconds",
+            "histogram",
+            "Of a batch's ingest time, the time spent verifying its entries (parsing, hashes, signatures, chain "
+                + "decisions), without the database.",
+            Self.histogram(
+                verifyDurationCounts,
+                sum: verifyDurationSum,
+                buckets: CollectorMetrics.verifyDurationBuckets
+            )
         )
         let logIds = logs.keys.sorted()
         family(
@@ -111,6 +111,21 @@ extension CollectorMetrics.Snapshot {
             [("", draining ? "1" : "0")]
         )
         return out
+    }
+
+    /// A histogram's samples, suffixes and labels of the family's name: cumulative `_bucket`s by `le` (the
+    /// bounds, then `+Inf`), `_sum` and `_count`.
+    static func histogram(_ counts: [Int], sum: Double, buckets: [Double]) -> [(labels: String, value: String)] {
+        var samples: [(labels: String, value: String)] = []
+        var cumulative = 0
+        for (index, count) in counts.enumerated() {
+            cumulative += count
+            let bound = index < buckets.count ? number(buckets[index]) : "+Inf"
+            samples.append(("_bucket{le=\"\(bound)\"}", "\(cumulative)"))
+        }
+        samples.append(("_sum", number(sum)))
+        samples.append(("_count", "\(cumulative)"))
+        return samples
     }
 
     /// A sample value: integers without a fraction, others as Swift prints them (which Prometheus parses).

@@ -11,6 +11,11 @@ public final class CollectorMetrics: Sendable {
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
     /// The upper bounds of the ingest duration histogram's buckets, in seconds (`+Inf` follows).
     public static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    /// The upper bounds of the verify duration histogram's buckets, in seconds (`+Inf` follows): one entry's
+    /// signature takes about 50 µs of a core, a batch of 1 000 on two cores about 25 ms.
+    public static let verifyDurationBuckets: [Double] = [
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+    ]
     /// The ingest answers always exported (0 until they happen), so that `rate()` sees them from the start.
     public static let ingestCodes = [200, 400, 401, 413, 415, 503]
 
@@ -28,6 +33,10 @@ public final class CollectorMetrics: Sendable {
         public var durationCounts = [Int](repeating: 0, count: CollectorMetrics.durationBuckets.count + 1)
         /// Total ingest duration, in seconds.
         public var durationSum = 0.0
+        /// Batches per verify duration bucket (not cumulative; the last one is `+Inf`).
+        public var verifyDurationCounts = [Int](repeating: 0, count: CollectorMetrics.verifyDurationBuckets.count + 1)
+        /// Total time spent verifying batches' entries, in seconds.
+        public var verifyDurationSum = 0.0
         /// Per-log lag (entries) and head age (seconds), by hex log id.
         public var logs: [String: (lag: UInt64, headAgeSeconds: Double)] = [:]
         /// Logs whose series were dropped to stay within the cap.
@@ -39,6 +48,8 @@ public final class CollectorMetrics: Sendable {
 
         /// Batches observed by the histogram.
         public var durationCount: Int { durationCounts.reduce(0, +) }
+        /// Batches observed by the verify histogram.
+        public var verifyDurationCount: Int { verifyDurationCounts.reduce(0, +) }
     }
 
     private struct State {
@@ -72,12 +83,16 @@ public final class CollectorMetrics: Sendable {
     ///   - results: one result per entry.
     ///   - head: the log's contiguous head after the batch (nil: none yet).
     ///   - duration: verification, storage and the answer's signature.
+    ///   - verifyDuration: of `duration`, the time spent verifying the entries (parsing, hashes, signatures and
+    ///     the chain decisions), without the database's reads and writes; nil for a batch with no entries, which
+    ///     the verify histogram does not observe.
     ///   - now: the time of the per-log series.
     public func ingested(
         logId: [UInt8],
         results: [SyncEntryResult],
         head: UInt64?,
         duration: Duration,
+        verifyDuration: Duration? = nil,
         at now: ContinuousClock.Instant = .now
     ) {
         var highestHeld: UInt64?
@@ -89,6 +104,14 @@ public final class CollectorMetrics: Sendable {
                 if let reason = RejectionReason(result) { state.snapshot.rejected[reason, default: 0] += 1 }
             }
             Self.observe(duration, &state.snapshot)
+            if let verifyDuration {
+                Self.observe(
+                    verifyDuration,
+                    buckets: Self.verifyDurationBuckets,
+                    counts: &state.snapshot.verifyDurationCounts,
+                    sum: &state.snapshot.verifyDurationSum
+                )
+            }
             state.logs.record(log: log, highestHeld: highestHeld, head: head, at: now)
         }
     }
@@ -118,10 +141,16 @@ public final class CollectorMetrics: Sendable {
     }
 
     private static func observe(_ duration: Duration, _ snapshot: inout Snapshot) {
+        observe(duration, buckets: durationBuckets, counts: &snapshot.durationCounts, sum: &snapshot.durationSum)
+    }
+
+    /// Adds one observation to a histogram: one to the first bucket whose bound is at least `duration` (or to
+    /// `+Inf`, the last), and `duration` to the sum.
+    private static func observe(_ duration: Duration, buckets: [Double], counts: inout [Int], sum: inout Double) {
         let seconds = Self.seconds(duration)
-        let bucket = durationBuckets.firstIndex { seconds <= $0 } ?? durationBuckets.count
-        snapshot.durationCounts[bucket] += 1
-        snapshot.durationSum += seconds
+        let bucket = buckets.firstIndex { seconds <= $0 } ?? buckets.count
+        counts[bucket] += 1
+        sum += seconds
     }
 
     static func seconds(_ duration: Duration) -> Double {

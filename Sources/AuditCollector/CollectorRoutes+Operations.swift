@@ -7,9 +7,15 @@ import NIOCore
 
 extension CollectorRoutes {
     /// Counts a processed batch and logs it at debug level (counts only: never entry contents).
-    func recordIngest(_ batch: SyncBatch, _ response: SyncResponse, duration: Duration) {
+    func recordIngest(_ batch: SyncBatch, _ response: SyncResponse, duration: Duration, verifyDuration: Duration?) {
         let head = response.receipt?.seq ?? response.treeReceipt?.seq
-        metrics.ingested(logId: batch.logId, results: response.results, head: head, duration: duration)
+        metrics.ingested(
+            logId: batch.logId,
+            results: response.results,
+            head: head,
+            duration: duration,
+            verifyDuration: verifyDuration
+        )
         guard logger.logLevel <= .debug else { return }
         var counts: [SyncEntryResult.Status: Int] = [:]
         for result in response.results { counts[result.status, default: 0] += 1 }

@@ -77,8 +77,8 @@ struct CollectorRoutes: Sendable {
         metrics.received(entries: batch.entries.count)
         let started = ContinuousClock.now
         do {
-            let (response, checkpoint, incidentsNotKept) = try await collector.ingestReporting(batch)
-            recordIngest(batch, response, duration: .now - started)
+            let (response, checkpoint, incidentsNotKept, verifyDuration) = try await collector.ingestReporting(batch)
+            recordIngest(batch, response, duration: .now - started, verifyDuration: verifyDuration)
             if incidentsNotKept > 0 {
                 logger.warning(
                     "incidents not kept as evidence: the log holds the most the collector keeps",

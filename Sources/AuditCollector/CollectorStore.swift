@@ -71,6 +71,8 @@ public final class CollectorStore: Sendable {
         var checkpoint: CheckpointVerdict? = nil
         /// Incidents of this batch not kept because the log holds ``CollectorStore/maxIncidentsPerLog`` already.
         var incidentsNotKept = 0
+        /// How long deciding the entries' results took (``IngestDecider``, no database work); zero when replayed.
+        var decideDuration: Duration = .zero
     }
 
     /// Decides and stores a batch in one transaction, then advances the head; replays the results of a batch
@@ -87,13 +89,11 @@ public final class CollectorStore: Sendable {
             if let results = try Self.replay(db, batch) {
                 return Outcome(results: results, head: try Self.head(db, logId: batch.logId), replayed: true)
             }
-            let plan = IngestDecider.plan(
-                entries,
-                logId: batch.logId,
-                trusted: trusted,
-                keys: try Self.keys(db, logId: batch.logId),
-                held: try Self.held(db, logId: batch.logId, around: entries.map(\.seq))
-            )
+            let keys = try Self.keys(db, logId: batch.logId)
+            let held = try Self.held(db, logId: batch.logId, around: entries.map(\.seq))
+            let deciding = ContinuousClock.now
+            let plan = IngestDecider.plan(entries, logId: batch.logId, trusted: trusted, keys: keys, held: held)
+            let decideDuration = ContinuousClock.now - deciding
             let notKept = try Self.apply(
                 plan,
                 db,
@@ -109,7 +109,13 @@ public final class CollectorStore: Sendable {
             }
             let head = try Self.advanceHead(db, logId: batch.logId, known: known)
             try Self.remember(db, batch, results: plan.results, receivedAt: receivedAt)
-            var outcome = Outcome(results: plan.results, head: head, replayed: false, incidentsNotKept: notKept)
+            var outcome = Outcome(
+                results: plan.results,
+                head: head,
+                replayed: false,
+                incidentsNotKept: notKept,
+                decideDuration: decideDuration
+            )
             if let checkpoint {
                 // After the entries: a genesis or rotation in this batch may be what makes its key known.
                 let recorded = try Self.record(

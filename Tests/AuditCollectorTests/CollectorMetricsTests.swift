@@ -62,6 +62,7 @@ import TestKit
             #expect(before["auditd_collector_entries_total{result=\"accepted\"}"] == 0)
             #expect(before["auditd_collector_ingest_requests_total{code=\"200\"}"] == 0)
             #expect(before["auditd_collector_ingest_duration_seconds_count"] == 0)
+            #expect(before["auditd_collector_verify_duration_seconds_count"] == 0)
 
             #expect(try await api.post(chain.batch([0, 1, 2, 3])).response?.summary.count == 4)
             let overlap = try #require(try await api.post(chain.batch([2, 3, 4])).response)
@@ -96,6 +97,13 @@ import TestKit
             #expect(after["auditd_collector_ingest_duration_seconds_count"] == 4)
             #expect(after["auditd_collector_ingest_duration_seconds_bucket{le=\"+Inf\"}"] == 4)
             #expect((after["auditd_collector_ingest_duration_seconds_sum"] ?? -1) > 0)
+            // Verifying is part of each of the four batches' ingest, timed inside it.
+            #expect(after.types["auditd_collector_verify_duration_seconds"] == "histogram")
+            #expect(after["auditd_collector_verify_duration_seconds_count"] == 4)
+            #expect(after["auditd_collector_verify_duration_seconds_bucket{le=\"+Inf\"}"] == 4)
+            let verifySum = try #require(after["auditd_collector_verify_duration_seconds_sum"])
+            #expect(verifySum > 0)
+            #expect(verifySum <= (after["auditd_collector_ingest_duration_seconds_sum"] ?? 0))
             let log = Hex.encode(chain.logId)
             #expect(after["auditd_collector_log_lag_entries{log=\"\(log)\"}"] == 2)
             #expect((after["auditd_collector_log_head_age_seconds{log=\"\(log)\"}"] ?? -1) >= 0)
@@ -135,6 +143,56 @@ import TestKit
             #expect(exposition["auditd_collector_rejected_entries_total{reason=\"\(reason.rawValue)\"}"] == 0)
         }
         #expect(exposition["auditd_collector_log_lag_entries{log=\"\(Hex.encode(logId))\"}"] == 0)
+    }
+
+    @Test func theVerifyHistogramHasItsOwnBucketsAndSkipsBatchesWithoutEntries() throws {
+        let metrics = CollectorMetrics()
+        let now = ContinuousClock.now
+        let logId = [UInt8](repeating: 0xcd, count: 16)
+        let accepted = [SyncEntryResult(seq: 0, status: .accepted)]
+        for microseconds in [200, 500, 900, 30_000, 2_000_000] {
+            metrics.ingested(
+                logId: logId,
+                results: accepted,
+                head: 0,
+                duration: .microseconds(microseconds) + .milliseconds(5),
+                verifyDuration: .microseconds(microseconds),
+                at: now
+            )
+        }
+        // A batch with no entries verified nothing: the ingest histogram observes it, the verify histogram does not.
+        metrics.ingested(logId: logId, results: [], head: 0, duration: .milliseconds(2), verifyDuration: nil, at: now)
+        let snapshot = metrics.snapshot(at: now)
+        #expect(snapshot.durationCount == 6)
+        #expect(snapshot.verifyDurationCount == 5)
+        let exposition = try Exposition(parsing: snapshot.text)
+        let bucket = { (bound: String) in
+            exposition["auditd_collector_verify_duration_seconds_bucket{le=\"\(bound)\"}"]
+        }
+        #expect(bucket("0.0005") == 2)
+        #expect(bucket("0.001") == 3)
+        #expect(bucket("0.025") == 3)
+        #expect(bucket("0.05") == 4)
+        #expect(bucket("1") == 4)
+        #expect(bucket("+Inf") == 5)
+        #expect(exposition["auditd_collector_verify_duration_seconds_count"] == 5)
+        #expect(abs((exposition["auditd_collector_verify_duration_seconds_sum"] ?? 0) - 2.0316) < 1e-9)
+        #expect(exposition["auditd_collector_ingest_duration_seconds_count"] == 6)
+    }
+
+    @Test func theCollectorReportsVerifyTimeForBatchesWithEntriesOnly() async throws {
+        let directory = CollectorTempDir()
+        let collector = Collector(store: try CollectorStore(path: directory.database), receiptKey: .generate())
+        var chain = CollectorChain()
+        chain.appendEvents(20)
+        let stored = try await collector.ingestReporting(chain.batch(Array(0...20)))
+        #expect(stored.response.results.allSatisfy { $0.status == .accepted })
+        let verified = try #require(stored.verifyDuration)
+        #expect(verified > .zero)
+        // Duplicates are compared with what is held, not verified again, but are still timed.
+        #expect(try await collector.ingestReporting(chain.batch(Array(0...20))).verifyDuration != nil)
+        let empty = SyncBatch(logId: chain.logId, batchId: "empty", entries: [], checkpoint: nil)
+        #expect(try await collector.ingestReporting(empty).verifyDuration == nil)
     }
 
     @Test func perLogSeriesAreBoundedInTimeAndNumber() throws {

@@ -121,6 +121,77 @@ import TestKit
     }
 }
 
+/// `GET /readyz` against a real PostgreSQL database (the readiness check the collector runs, `SELECT 1` through its
+/// pool): 200 while the database answers, 503 once it is gone for the collector, 200 again when it is back.
+@Suite(.enabled(if: PostgresFixture.isAvailable))
+struct CollectorPostgresReadinessTests {
+    @Test func readyzFollowsThePostgreSQLDatabase() async throws {
+        let directory = try CollectorTempDir(engine: .postgres)
+        let postgres = try #require(directory.postgres)
+        let store = try await directory.openStore()
+        let lines = LogLines()
+        // The database is made unreachable from the server's maintenance connection, not from its own.
+        func database(allowConnections: Bool) throws {
+            try PostgresFixture.execute(
+                "ALTER DATABASE \"\(postgres.name)\" ALLOW_CONNECTIONS \(allowConnections)",
+                url: postgres.serverURL
+            )
+        }
+        do {
+            try await withOperatedCollector(directory, store: store, lines: lines) { api, _, _ in
+                #expect(try await CollectorProbeTests.readiness(api).status == 200)
+
+                // Gone: no new connection is allowed and the pool's open ones are terminated.
+                try database(allowConnections: false)
+                try PostgresFixture.execute(
+                    """
+                    SELECT count(pg_terminate_backend(pid)) >= 0 FROM pg_stat_activity \
+                    WHERE datname = '\(postgres.name)' AND pid <> pg_backend_pid()
+                    """,
+                    url: postgres.serverURL
+                )
+                let lost = try await Self.probe(api, until: { $0.status == 503 })
+                #expect(lost.status == 503)
+                // The database's own error is logged, never answered.
+                let reason = lost.json?.objectValue?["reason"]?.stringValue ?? ""
+                #expect(
+                    reason == CollectorReadiness.unavailableReason || reason.contains("did not answer within"),
+                    "\(reason)"
+                )
+                #expect(!String(decoding: lost.body, as: UTF8.self).contains(postgres.name))
+                #expect(lines.matching("not ready:").count >= 1)
+                #expect(try await api.send("GET", "/healthz").status == 200)
+
+                // Back: the pool connects again and the collector is ready again.
+                try database(allowConnections: true)
+                let back = try await Self.probe(api, until: { $0.status == 200 })
+                #expect(back.status == 200)
+                #expect(back.json == .object(["status": "ready"]))
+                #expect(lines.matching("ready: the database answers again").count >= 1)
+            }
+        } catch {
+            try? database(allowConnections: true)
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
+    /// Asks `GET /readyz` until `done` holds for its answer, at most 120 times 0.5 s apart (a check that waits for a
+    /// pooled connection may run past the probe's deadline for the pool's lease timeout); returns the last answer.
+    static func probe(
+        _ client: CollectorClient,
+        until done: (CollectorReply) -> Bool
+    ) async throws -> CollectorReply {
+        var reply = try await client.send("GET", "/readyz")
+        for _ in 0..<120 where !done(reply) {
+            try await Task.sleep(for: .milliseconds(500))
+            reply = try await client.send("GET", "/readyz")
+        }
+        return reply
+    }
+}
+
 /// The operations settings a configuration refuses.
 @Suite struct CollectorOperationsSettingsTests {
     @Test func aMetricsListenerOffLoopbackNeedsPlainHTTPAllowed() throws {
@@ -172,9 +243,11 @@ final class Counter: Sendable {
 }
 
 /// Runs a collector with its operations (`runUntilDrained` without signals) for the duration of `body`, which gets
-/// a client of the API, one of the metrics listener (when configured) and the server; then drains it.
+/// a client of the API, one of the metrics listener (when configured) and the server; then drains it. The store is
+/// `store` when given (the caller closes it), else the directory's SQLite database.
 func withOperatedCollector<T: Sendable>(
     _ directory: CollectorTempDir,
+    store: CollectorStore? = nil,
     token: String? = nil,
     operations: CollectorOperations = CollectorOperations(),
     readinessCheck: CollectorReadiness.Check? = nil,
@@ -185,7 +258,7 @@ func withOperatedCollector<T: Sendable>(
     // In-process: a cancellation slowed by the suite's other work must not end the test process.
     operations.cancellationTimeout = nil
     let server = CollectorServer(
-        collector: Collector(store: try CollectorStore(path: directory.database), receiptKey: .generate()),
+        collector: Collector(store: try store ?? CollectorStore(path: directory.database), receiptKey: .generate()),
         host: "127.0.0.1",
         port: 0,
         token: token,

@@ -1,5 +1,6 @@
 import AuditChain
 import AuditCollector
+import AuditWire
 import Foundation
 import Logging
 import Testing
@@ -126,6 +127,35 @@ struct PostgresStoreTests {
         } throws: { error in
             "\(error)".contains("schema version 99") && "\(error)".contains("newer")
         }
+    }
+
+    /// The backstop of docs/COLLECTOR.md section 5, checked apart from the per-log lock: whatever a writer does,
+    /// the database refuses a second row for a seq of a log (`entries`' primary key), and the held row stays.
+    @Test("the database itself refuses a second entry at one seq, beside the collector")
+    func primaryKeyRefusesASecondEntryAtOneSeq() async throws {
+        let directory = try CollectorTempDir(engine: .postgres)
+        let postgres = try #require(directory.postgres)
+        let store = try await directory.openStore()
+        var chain = CollectorChain()
+        chain.appendEvents(3)
+        let collector = Collector(store: store, receiptKey: .generate())
+        let stored = try await collector.ingest(chain.batch([0, 1, 2, 3]))
+        #expect(stored.results.allSatisfy { $0.status == .accepted })
+        #expect {
+            // Another entry's bytes at seq 1 of the same log, as a writer without the lock could try.
+            try postgres.execute(
+                """
+                INSERT INTO entries (logId, seq, kind, entryHash, prevHash, bytes, receivedAt)
+                SELECT logId, seq, kind, entryHash, prevHash, '\\x00'::bytea, receivedAt FROM entries WHERE seq = 1
+                """
+            )
+        } throws: { error in
+            "\(error)".contains("duplicate key value violates unique constraint")
+        }
+        let held = try await store.entries(logId: chain.logId)
+        #expect(held.map(\.seq) == [0, 1, 2, 3])
+        #expect(held[1].bytes == chain.entries[1].serialized)
+        await store.close()
     }
 
     @Test("TLS to the database: verify-full with the server's CA connects; another CA is refused with a reason")
