@@ -20,16 +20,52 @@ struct AgentTransport: Sendable {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    /// What a `POST /v1/events` came to.
+    /// What a `POST /v1/events` came to. Only ``committed(_:)`` says the events are written and only ``refused(_:)``
+    /// says one of them never can be (the two answers the agent's ingest API defines for that, contrib/README.md);
+    /// every other answer is a ``retry(_:)``: nothing is dropped, the events are kept and sent again.
     enum Outcome: Sendable, Equatable {
         /// Committed: the events' seqs in order (a retried event answers its original seq).
         case committed([UInt64])
-        /// Nothing can be said to be written: no connection, no answer, or an answer saying "later".
-        case unavailable(String)
-        /// The agent refused the batch (nothing of it was written): the HTTP status and its error object.
-        case refused(status: Int, message: String, agentCode: String?, line: Int?, field: String?)
-        /// A 200 whose body is not the expected answer.
-        case unexpected(String)
+        /// A final refusal of one event of the request (nothing of the request was written).
+        case refused(Refusal)
+        /// Neither: the events are kept and retried.
+        case retry(Retry)
+    }
+
+    /// A refusal the agent's protocol defines as final for one event: `400` naming its `line` (the event is invalid
+    /// for the agent's catalogue) or `409` naming its `event` (its idempotency key is held by another event).
+    struct Refusal: Sendable, Hashable {
+        /// 409: the key is held by another event.
+        var isConflict: Bool
+        /// The refused event's 1-based position in the request.
+        var position: Int
+        var message: String
+        var agentCode: String?
+        var field: String?
+    }
+
+    /// An answer after which nothing can be taken as written and nothing as refused.
+    struct Retry: Sendable, Hashable {
+        enum Kind: Sendable, Hashable {
+            /// No connection, no answer, or an answer saying "later" (408, 429, 5xx).
+            case unavailable
+            /// 413: the body is larger than the agent accepts; fewer events may go through.
+            case tooLarge
+            /// Any other answer: a 200 that is not `{"seqs": [...]}` of the right length, another 2xx, a 3xx, a 4xx
+            /// naming no event of the request.
+            case unexpected
+        }
+        var kind: Kind
+        var message: String
+        /// The agent's error code, when it answered one (`http413`, `http404`, ...).
+        var agentCode: String?
+
+        /// The error the caller sees (`ERR-107-090` for ``Kind/unavailable``, else `unexpected-answer`).
+        var error: AuditClientError {
+            var error = AuditClientError(kind == .unavailable ? .agentUnavailable : .unexpectedAnswer, message)
+            error.agentCode = agentCode
+            return error
+        }
     }
 
     let endpoint: AuditClientConfiguration.Endpoint
@@ -71,34 +107,53 @@ struct AgentTransport: Sendable {
             status = Int(response.status.code)
             answer = Array(try await response.body.collect(upTo: Self.maxAnswerBytes).readableBytesView)
         } catch {
-            return .unavailable("the agent at \(endpoint) did not answer: \(error)")
+            return .retry(Retry(kind: .unavailable, message: "the agent at \(endpoint) did not answer: \(error)"))
         }
         return Self.outcome(status: status, answer: answer, count: events.count)
     }
 
-    /// Reads an answer (pure).
+    /// Reads an answer (pure): the one place that decides what a status and body mean to the client.
     static func outcome(status: Int, answer: [UInt8], count: Int) -> Outcome {
         let object = (try? JSONValue(parsing: answer))?.objectValue
+        let message = object?["error"]?.stringValue ?? "no error message"
+        func retry(_ kind: Retry.Kind, _ text: String) -> Outcome {
+            .retry(Retry(kind: kind, message: text, agentCode: object?["code"]?.stringValue))
+        }
         switch status {
         case 200:
-            guard case .array(let values)? = object?["seqs"] else { return .unexpected("the answer has no seqs") }
+            guard case .array(let values)? = object?["seqs"] else {
+                return retry(.unexpected, "the agent answered 200 without seqs")
+            }
             let seqs = values.compactMap { $0.integerValue.flatMap { $0 > 0 ? UInt64($0) : nil } }
             guard seqs.count == values.count, seqs.count == count else {
-                return .unexpected("the answer has \(values.count) seqs for \(count) events")
+                return retry(.unexpected, "the agent answered \(values.count) seqs for \(count) events")
             }
             return .committed(seqs)
-        case 408, 429, 500...599:
-            let message = object?["error"]?.stringValue ?? "HTTP \(status)"
-            return .unavailable("the agent cannot store events now: \(message)")
-        default:
-            let line = object?["line"]?.integerValue ?? object?["event"]?.integerValue
+        case 400, 409:
+            // The event is named by `line` in a 400 and by `event` in a 409; a refusal naming none (or one outside
+            // the request) is not final for any event.
+            let position = object?[status == 400 ? "line" : "event"]?.integerValue
+            guard let position, position >= 1, position <= Int64(count) else {
+                return retry(
+                    .unexpected,
+                    "the agent answered HTTP \(status) naming no event of the request: \(message)"
+                )
+            }
             return .refused(
-                status: status,
-                message: object?["error"]?.stringValue ?? "HTTP \(status)",
-                agentCode: object?["code"]?.stringValue,
-                line: line.flatMap { $0 >= 1 && $0 <= Int64(count) ? Int($0) : nil },
-                field: object?["field"]?.stringValue
+                Refusal(
+                    isConflict: status == 409,
+                    position: Int(position),
+                    message: message,
+                    agentCode: object?["code"]?.stringValue,
+                    field: object?["field"]?.stringValue
+                )
             )
+        case 413:
+            return retry(.tooLarge, "the agent finds the request too large (HTTP 413): \(message)")
+        case 408, 429, 500...599:
+            return retry(.unavailable, "the agent cannot store events now (HTTP \(status)): \(message)")
+        default:
+            return retry(.unexpected, "the agent answered HTTP \(status), neither a commit nor a refusal: \(message)")
         }
     }
 

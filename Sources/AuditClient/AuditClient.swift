@@ -5,11 +5,13 @@ import Foundation
 /// (docs/CLIENT.md).
 ///
 /// ``send(_:)-(AuditEvent)`` posts events and returns their seqs once the agent committed them. When the agent is
-/// unavailable, the events stay in a bounded buffer (in memory, optionally also in a private file) and the call throws
-/// ``AuditClientError`` with code `ERR-107-090`; ``run()`` (or the next ``flush()``) retries them with backoff. Every
-/// event gets its idempotency key when it enters the client and keeps it on every retry, so the agent writes it once.
-/// When the buffer is full, the oldest routine event is dropped first; the drops are reported to the agent as an
-/// `AUDIT_EVENTS_DROPPED` event first in the next request that goes through, and forgotten only once it committed.
+/// unavailable (or answers neither a commit nor a refusal naming an event), the events stay in a bounded buffer (in
+/// memory, optionally also in a private file) and the call throws ``AuditClientError`` with code `ERR-107-090` (or
+/// `unexpected-answer`); ``run()`` (or the next ``flush()``) retries them with backoff. Only a 400 or 409 naming an
+/// event makes the client give that event up. Every event gets its idempotency key when it enters the client and
+/// keeps it on every retry, so the agent writes it once. When the buffer is full, the oldest routine event is dropped
+/// first; the drops are reported to the agent as an `AUDIT_EVENTS_DROPPED` event first in the next request that goes
+/// through, and forgotten only once it committed.
 ///
 /// ```swift
 /// let client = try AuditClient(configuration: AuditClientConfiguration(socketPath: "/var/lib/audit/ingest.sock"))
@@ -20,8 +22,8 @@ import Foundation
 ///     do {
 ///         let seq = try await client.send(event)
 ///         print("committed as entry \(seq)")
-///     } catch let error where error.code == .agentUnavailable {
-///         print("kept for retry: \(error)")  // ERR-107-090
+///     } catch let error where error.isRetried {
+///         print("kept for retry: \(error)")  // ERR-107-090 or unexpected-answer
 ///     }
 ///     group.cancelAll()
 /// }
@@ -109,12 +111,16 @@ public actor AuditClient {
         var counts = buffer.open.mapValues(\.count)
         for report in buffer.reports {
             // The count comes from the buffer file too: added without overflow, whatever it says.
-            let count = Int(clamping: max(0, report.event.attributes["count"]?.integerValue ?? 0))
-            let (sum, overflow) = counts[report.reason, default: 0].addingReportingOverflow(count)
+            let (sum, overflow) = counts[report.reason, default: 0].addingReportingOverflow(report.count)
             counts[report.reason] = overflow ? Int.max : sum
         }
         return counts
     }
+
+    /// Drops whose report the agent refused for good (an agent whose catalogue lacks `AUDIT_EVENTS_DROPPED`), by
+    /// reason, since this client was created: the report was withdrawn so that it does not block every later
+    /// request, and these counts are the only record of those drops (not kept in the buffer file).
+    public var withdrawnDrops: [DropReason: Int] { buffer.withdrawn }
 
     /// Checks that the agent answers (`GET /v1/status`).
     /// - Throws: ``AuditClientError`` with code `ERR-107-090` when it does not.
@@ -123,8 +129,10 @@ public actor AuditClient {
     }
 
     /// Sends one event; returns its seq once the agent committed it.
-    /// - Throws: ``AuditClientError``: `ERR-107-090` when the agent is unavailable (the event is kept and retried),
-    ///   ``AuditClientError/Code/refused`` or ``AuditClientError/Code/conflict`` when the agent refused it.
+    /// - Throws: ``AuditClientError``: `ERR-107-090` when the agent is unavailable or `unexpected-answer` when it
+    ///   answered neither a commit nor a refusal (the event is kept and retried; ``AuditClientError/kept`` holds it
+    ///   with its idempotency key), ``AuditClientError/Code/refused`` or ``AuditClientError/Code/conflict`` when the
+    ///   agent refused it for good (not kept).
     public func send(_ event: AuditEvent) async throws(AuditClientError) -> UInt64 {
         let seqs = try await send([event])
         guard let seq = seqs.first else { throw AuditClientError(.unexpectedAnswer, "the agent answered no seq") }
@@ -132,40 +140,41 @@ public actor AuditClient {
     }
 
     /// Sends events, up to ``AuditClientConfiguration/maxBatch`` per request (each all or nothing; halved while the
-    /// agent finds a request too large); returns their seqs, in order, once the agent committed them. Pending drop reports go first in the request. Events buffered
-    /// earlier are then delivered too (after these: the log's order is the order of arrival at the agent).
-    /// - Throws: ``AuditClientError``: `ERR-107-090` when the agent is unavailable (the events of the failed request
-    ///   and those after it are kept and retried), ``AuditClientError/Code/refused`` or
-    ///   ``AuditClientError/Code/conflict`` when the agent refused a request (its events are not kept; the error's
-    ///   ``AuditClientError/line`` is the event's position in `events`).
+    /// agent finds a request too large); returns their seqs, in order, once the agent committed them. Pending drop
+    /// reports go first in each request (a report the agent refuses is withdrawn and the request sent again without
+    /// it). Events buffered earlier are then delivered too (after these: the log's order is the order of arrival at
+    /// the agent).
+    ///
+    /// No event of the call is lost when a request fails: the error's ``AuditClientError/committed`` holds those the
+    /// agent committed (earlier requests, with their seqs) and ``AuditClientError/kept`` every other one but an
+    /// event the agent refused for good; the kept events are in the buffer, delivered by ``run()`` or ``flush()``.
+    /// - Throws: ``AuditClientError``: `ERR-107-090` when the agent is unavailable, `unexpected-answer` when it
+    ///   answered neither a commit nor a refusal; ``AuditClientError/Code/refused`` or
+    ///   ``AuditClientError/Code/conflict`` when the agent refused one event for good (the error's
+    ///   ``AuditClientError/line`` is its position in `events`; it alone is not kept);
+    ///   ``AuditClientError/Code/bufferFile`` when the buffer file cannot be written (the events not committed are
+    ///   kept in memory).
     public func send(_ events: [AuditEvent]) async throws(AuditClientError) -> [UInt64] {
         let stamped = events.map(stamp)
-        var seqs: [UInt64] = []
-        var start = 0
-        // Halved when the agent finds a request too large (413), down to one event.
-        var size = configuration.maxBatch
-        while start < stamped.count {
-            let end = min(stamped.count, start + size)
+        var committed: [Delivery] = []
+        if case let (failure, refused)? = await post(stamped, committed: &committed) {
+            // Every event after the committed ones, but the one refused for good, stays in the buffer.
+            let rest = stamped.indices.dropFirst(committed.count).filter { $0 != refused }.map { stamped[$0] }
+            var thrown = failure
             do {
-                seqs += try await post(Array(stamped[start..<end]))
+                thrown.kept = try keep(rest)
             } catch {
-                if error.code == .refused, error.agentCode == "http413", end - start > 1 {
-                    size = max(1, (end - start) / 2)
-                    continue
-                }
-                var failure = error
-                if failure.isRetried {
-                    try keep(stamped[end...])
-                    failure.buffered = buffer.count
-                } else if let line = failure.line {
-                    failure.line = line + start
-                }
-                throw failure
+                // Kept in memory, not in the file: the file's failure is what the caller must hear first.
+                thrown = error
+                thrown.message += " (after: \(failure))"
+                thrown.kept = rest
             }
-            start = end
+            thrown.committed = committed
+            thrown.buffered = buffer.count
+            throw thrown
         }
         if buffer.hasWork, !flushing { _ = try? await flush() }
-        return seqs
+        return committed.map(\.seq)
     }
 
     /// Puts an event in the buffer without sending it (it goes with the next ``flush()`` or ``run()``'s retry);
@@ -179,10 +188,13 @@ public actor AuditClient {
     }
 
     /// Sends everything buffered (drop reports first), in requests of at most ``AuditClientConfiguration/maxBatch``;
-    /// returns the events the agent committed. A buffered event the agent refuses leaves the buffer and is counted as
-    /// dropped (``DropReason/refused``); the rest is sent. Waits for a flush already under way first.
-    /// - Throws: ``AuditClientError`` with code `ERR-107-090` when the agent is unavailable (what is left stays
-    ///   buffered), or ``AuditClientError/Code/bufferFile``.
+    /// returns the events the agent committed. A buffered event the agent refuses for good (400 or 409 naming it)
+    /// leaves the buffer and is counted as dropped (``DropReason/refused``), to be reported; the rest is sent. Any
+    /// other answer drops nothing. Waits for a flush already under way first.
+    /// - Throws: ``AuditClientError``: `ERR-107-090` when the agent is unavailable or `unexpected-answer` when it
+    ///   answered neither a commit nor a refusal naming an event (what is left stays buffered), or
+    ///   ``AuditClientError/Code/bufferFile``; the error's ``AuditClientError/committed`` holds what this flush
+    ///   delivered before.
     @discardableResult
     public func flush() async throws(AuditClientError) -> [Delivery] {
         while flushing { await withCheckedContinuation { flushWaiters.append($0) } }
@@ -193,46 +205,21 @@ public actor AuditClient {
             flushWaiters = []
         }
         var delivered: [Delivery] = []
-        // Halved when the agent finds a request too large (413), down to one event.
-        var limit = configuration.maxBatch
-        while true {
-            let reports = try offerReports()
-            let batch = buffer.takeBatch(limit)
-            guard !reports.isEmpty || !batch.isEmpty else { return delivered }
-            let outcome = await transport.post(reports + batch)
-            buffer.release(batch.map(\.idempotencyKey))
-            switch outcome {
-            case .committed(let seqs):
-                buffer.acknowledge(Set((reports + batch).map(\.idempotencyKey)))
-                delivered += zip(batch, seqs.dropFirst(reports.count)).map { Delivery(event: $0, seq: $1) }
-            case .unavailable(let message), .unexpected(let message):
-                var error = AuditClientError(
-                    outcome == .unavailable(message) ? .agentUnavailable : .unexpectedAnswer,
-                    message
-                )
-                error.buffered = buffer.count
-                throw error
-            case .refused(let status, _, _, let line, _):
-                if status == 413, batch.count > 1 {
-                    limit = max(1, batch.count / 2)
-                    continue
-                }
-                if let line, line <= reports.count {
-                    buffer.withdrawReport(reports[line - 1].idempotencyKey)
-                } else if let line {
-                    buffer.refuse(batch[line - reports.count - 1].idempotencyKey)
-                } else {
-                    for event in batch { buffer.refuse(event.idempotencyKey) }
-                    if batch.isEmpty { for report in reports { buffer.withdrawReport(report.idempotencyKey) } }
-                }
-            }
-            try save()
+        do {
+            try await deliverBuffer(into: &delivered)
+        } catch {
+            var failure = error
+            failure.committed = delivered
+            failure.buffered = buffer.count
+            throw failure
         }
+        return delivered
     }
 
-    /// Delivers what is buffered, retrying with the configured backoff while the agent is unavailable, until the
-    /// task is cancelled or the client released. Run it once per client (for example in a task group beside the
-    /// producer's work).
+    /// Delivers what is buffered, retrying with the configured backoff while the agent is unavailable or answers
+    /// unexpectedly, until the task running it is cancelled. It holds a reference to the client, so releasing the
+    /// caller's references does not end it: cancel its task (for example the task group's, beside the producer's
+    /// work). Run it once per client.
     public func run() async {
         for await _ in wakes {
             var failures = 0
@@ -255,6 +242,16 @@ public actor AuditClient {
         }
     }
 
+    /// The one rule for a request the agent finds too large (413), in ``send(_:)-([AuditEvent])`` and ``flush()``
+    /// alike: half as many events, down to one. One event alone is not refused for it (the agent's `maxBodyBytes`
+    /// can be raised): it is kept and retried like any answer that is neither a commit nor a refusal.
+    /// - Returns: the number of events to put in the next request, or nil when the outcome is not a 413 or the
+    ///   request held one event (or none).
+    static func smallerRequest(after outcome: AgentTransport.Outcome, events: Int) -> Int? {
+        guard case .retry(let retry) = outcome, retry.kind == .tooLarge, events > 1 else { return nil }
+        return events / 2
+    }
+
     // MARK: - Internals
 
     private func stamp(_ event: AuditEvent) -> AuditEvent {
@@ -268,16 +265,14 @@ public actor AuditClient {
         ClientBuffer.Item(event: event, isCritical: configuration.catalogue.priority(of: event.type) == .critical)
     }
 
-    /// Buffers events for retry and wakes ``run()``.
-    private func keep(_ events: some Sequence<AuditEvent>) throws(AuditClientError) {
-        var added = false
-        for event in events {
-            buffer.add(item(event))
-            added = true
-        }
-        guard added else { return }
+    /// Buffers events for retry and wakes ``run()``; returns them.
+    @discardableResult
+    private func keep(_ events: [AuditEvent]) throws(AuditClientError) -> [AuditEvent] {
+        guard !events.isEmpty else { return [] }
+        for event in events { buffer.add(item(event)) }
         wake.yield()
         try save()
+        return events
     }
 
     /// Freezes open drop tallies into reports (saved before they are offered) and returns every report's event.
@@ -298,39 +293,83 @@ public actor AuditClient {
         return reports
     }
 
-    /// Posts one request of new events (pending reports first); the seqs of `events`.
-    private func post(_ events: [AuditEvent]) async throws(AuditClientError) -> [UInt64] {
-        let reports = try offerReports()
-        let outcome = await transport.post(reports + events)
-        switch outcome {
-        case .committed(let seqs):
-            if !reports.isEmpty {
+    /// Posts `events` (new, not buffered) in requests of at most `maxBatch`, pending reports first in each, and
+    /// appends what the agent commits to `committed` (events are committed in order, so `committed.count` is the
+    /// position of the first event not committed).
+    /// - Returns: nil when every event was committed; else the error and the position of the event the agent
+    ///   refused for good, if it did.
+    private func post(
+        _ events: [AuditEvent],
+        committed: inout [Delivery]
+    ) async -> (AuditClientError, refused: Int?)? {
+        var size = configuration.maxBatch
+        while committed.count < events.count {
+            let start = committed.count
+            let chunk = Array(events[start..<min(events.count, start + size)])
+            let reports: [AuditEvent]
+            do {
+                reports = try offerReports()
+            } catch {
+                return (error, nil)
+            }
+            let outcome = await transport.post(reports + chunk)
+            if let smaller = Self.smallerRequest(after: outcome, events: chunk.count) {
+                size = smaller
+                continue
+            }
+            switch outcome {
+            case .committed(let seqs):
+                committed += zip(chunk, seqs.dropFirst(reports.count)).map { Delivery(event: $0, seq: $1) }
+                guard !reports.isEmpty else { continue }
                 buffer.acknowledge(Set(reports.map(\.idempotencyKey)))
-                try save()
+                // Not saved: the file still holds the reports, sent again and de-duplicated by the agent.
+                do { try save() } catch { return (error, nil) }
+            case .refused(let refusal) where refusal.position <= reports.count:
+                // A report the agent cannot write (its catalogue lacks the type): withdrawn (counted in
+                // `withdrawnDrops`), and the same events sent again without it.
+                buffer.withdrawReport(reports[refusal.position - 1].idempotencyKey)
+                do { try save() } catch { return (error, nil) }
+            case .refused(let refusal):
+                let index = start + refusal.position - reports.count - 1
+                var error = AuditClientError(refusal.isConflict ? .conflict : .refused, refusal.message)
+                error.agentCode = refusal.agentCode
+                error.line = index + 1
+                error.field = refusal.field
+                return (error, index)
+            case .retry(let retry):
+                return (retry.error, nil)
             }
-            return Array(seqs.dropFirst(reports.count))
-        case .unavailable(let message), .unexpected(let message):
-            try keep(events)
-            var error = AuditClientError(
-                outcome == .unavailable(message) ? .agentUnavailable : .unexpectedAnswer,
-                message
-            )
-            error.buffered = buffer.count
-            throw error
-        case .refused(let status, let message, let agentCode, let line, let field):
-            if let line, line <= reports.count {
-                // An agent whose catalogue lacks AUDIT_EVENTS_DROPPED: the report cannot be written there.
-                buffer.withdrawReport(reports[line - 1].idempotencyKey)
-                try save()
-                var error = AuditClientError(.refused, "the agent refused the client's drop report: \(message)")
-                error.agentCode = agentCode
-                throw error
+        }
+        return nil
+    }
+
+    /// Sends the buffer until it is empty (``flush()``), appending what the agent commits to `delivered`.
+    private func deliverBuffer(into delivered: inout [Delivery]) async throws(AuditClientError) {
+        var limit = configuration.maxBatch
+        while true {
+            let reports = try offerReports()
+            let batch = buffer.takeBatch(limit)
+            guard !reports.isEmpty || !batch.isEmpty else { return }
+            let outcome = await transport.post(reports + batch)
+            buffer.release(batch.map(\.idempotencyKey))
+            if let smaller = Self.smallerRequest(after: outcome, events: batch.count) {
+                limit = smaller
+                continue
             }
-            var error = AuditClientError(status == 409 ? .conflict : .refused, message)
-            error.agentCode = agentCode
-            error.line = line.map { $0 - reports.count }
-            error.field = field
-            throw error
+            switch outcome {
+            case .committed(let seqs):
+                buffer.acknowledge(Set((reports + batch).map(\.idempotencyKey)))
+                delivered += zip(batch, seqs.dropFirst(reports.count)).map { Delivery(event: $0, seq: $1) }
+            case .refused(let refusal) where refusal.position <= reports.count:
+                buffer.withdrawReport(reports[refusal.position - 1].idempotencyKey)
+            case .refused(let refusal):
+                // Final for this event alone: it leaves the buffer counted (reported in the next request).
+                buffer.refuse(batch[refusal.position - reports.count - 1].idempotencyKey)
+            case .retry(let retry):
+                // Nothing is dropped: everything stays buffered for the next try.
+                throw retry.error
+            }
+            try save()
         }
     }
 

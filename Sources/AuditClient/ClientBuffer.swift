@@ -22,6 +22,8 @@ struct ClientBuffer: Sendable {
     private(set) var open: [DropReason: DropTally] = [:]
     /// Reports offered to the agent and not yet acknowledged, at most one per reason.
     private(set) var reports: [DropReport] = []
+    /// Drops whose report the agent refused (its catalogue lacks `AUDIT_EVENTS_DROPPED`), by reason: known only here.
+    private(set) var withdrawn: [DropReason: Int] = [:]
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
@@ -97,8 +99,9 @@ struct ClientBuffer: Sendable {
         reports.removeAll { committed.contains($0.event.idempotencyKey) }
     }
 
-    /// The agent refused the event with `key` (it can never be written): it leaves the buffer, counted as dropped
-    /// (``DropReason/refused``).
+    /// The agent refused the event with `key` for good (400 or 409 naming it): it leaves the buffer, counted as
+    /// dropped (``DropReason/refused``) and so reported. The only way an event leaves the buffer without a commit
+    /// but an overflow.
     mutating func refuse(_ key: String) {
         inFlight.remove(key)
         guard let index = items.firstIndex(where: { $0.event.idempotencyKey == key }) else { return }
@@ -107,8 +110,14 @@ struct ClientBuffer: Sendable {
         countDrop(removed, reason: .refused)
     }
 
-    /// The agent refused a report (an agent whose catalogue lacks `AUDIT_EVENTS_DROPPED`): it is withdrawn.
-    mutating func withdrawReport(_ key: String) { reports.removeAll { $0.event.idempotencyKey == key } }
+    /// The agent refused a report for good (an agent whose catalogue lacks `AUDIT_EVENTS_DROPPED`): it is withdrawn
+    /// so that it does not block every later request, and its count is kept in ``withdrawn``.
+    mutating func withdrawReport(_ key: String) {
+        guard let index = reports.firstIndex(where: { $0.event.idempotencyKey == key }) else { return }
+        let report = reports.remove(at: index)
+        let (sum, overflow) = withdrawn[report.reason, default: 0].addingReportingOverflow(report.count)
+        withdrawn[report.reason] = overflow ? Int.max : sum
+    }
 
     /// Restores a saved buffer (``ClientBufferFile``); events past the capacity are dropped as on overflow.
     mutating func restore(_ saved: ClientBufferFile.Saved) {

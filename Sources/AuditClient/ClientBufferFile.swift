@@ -35,6 +35,8 @@ struct ClientBufferFile: Sendable {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
+            // O_NOFOLLOW: a symbolic link (which could point at another user's file) is refused, never followed.
+            if errno == ELOOP { throw failure("is a symbolic link; give the path of a regular file") }
             throw failure("cannot open: \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
@@ -163,7 +165,17 @@ struct ClientBufferFile: Sendable {
             guard let object = value.objectValue, let reason = object["reason"]?.stringValue.flatMap(DropReason.init),
                 let report = object["event"]
             else { throw failure("report \(index + 1) needs a reason and an event") }
-            savedReports.append(DropReport(reason: reason, event: try event(report, "report \(index + 1)")))
+            let saved = try event(report, "report \(index + 1)")
+            // A report is re-sent as it is, first in every request: only the client's own drop report is taken.
+            guard saved.type == DropReport.eventType, saved.attributes["reason"] == .string(reason.rawValue),
+                let count = saved.attributes["count"]?.integerValue, count >= 1
+            else {
+                throw failure(
+                    "report \(index + 1) is not an \(DropReport.eventType) event with reason \(reason.rawValue) and a "
+                        + "positive count"
+                )
+            }
+            savedReports.append(DropReport(reason: reason, event: saved))
         }
         var open: [DropReason: DropTally] = [:]
         for (index, value) in drops.enumerated() {

@@ -30,4 +30,7 @@ struct DropReport: Sendable, Hashable {
         self.reason = reason
         self.event = event
     }
+
+    /// The number of drops it reports (its `count`, which may come from the buffer file: never negative).
+    var count: Int { Int(clamping: max(0, event.attributes["count"]?.integerValue ?? 0)) }
 }

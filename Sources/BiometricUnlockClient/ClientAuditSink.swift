@@ -36,11 +36,22 @@ public actor ClientAuditSink: AuditSink {
     }
 
     /// Sends every buffered event; returns how many the agent committed.
-    /// - Throws: ``AuditClientError`` with code `ERR-107-090` when the agent is unavailable (they stay buffered).
+    /// - Throws: ``AuditClientError`` with code `ERR-107-090` when the agent is unavailable (they stay buffered);
+    ///   what the agent committed before the failure is counted in ``written`` all the same.
     @discardableResult
     public func flush() async throws -> Int {
-        let delivered = try await client.flush()
-        for delivery in delivered { written[delivery.event.type, default: 0] += 1 }
+        let delivered: [AuditClient.Delivery]
+        do {
+            delivered = try await client.flush()
+        } catch {
+            count(error.committed)
+            throw error
+        }
+        count(delivered)
         return delivered.count
+    }
+
+    private func count(_ delivered: [AuditClient.Delivery]) {
+        for delivery in delivered { written[delivery.event.type, default: 0] += 1 }
     }
 }

@@ -101,4 +101,29 @@ import Testing
         #expect(buffer.open[.refused]?.critical == 1)
         #expect(!buffer.inFlight.contains("a"))
     }
+
+    @Test func aWithdrawnReportLeavesItsCountInWithdrawnOnce() {
+        var buffer = ClientBuffer(capacity: 1)
+        buffer.add(Self.item("r1"))
+        buffer.add(Self.item("r2"))
+        buffer.add(Self.item("r3"))
+        let reports = buffer.offerReports { reason, tally in
+            DropReport(
+                reason: reason,
+                tally: tally,
+                userId: "audit-client",
+                deviceId: "host",
+                now: AuditTimestamp(millisecondsSinceEpoch: 9),
+                key: "report-1"
+            )
+        }
+        #expect(reports.map(\.idempotencyKey) == ["report-1"])
+        buffer.withdrawReport("report-1")
+        #expect(buffer.reports.isEmpty)
+        #expect(buffer.withdrawn == [.overflow: 2])
+        // A second withdrawal of the same report (a concurrent request's answer) counts nothing more.
+        buffer.withdrawReport("report-1")
+        #expect(buffer.withdrawn == [.overflow: 2])
+        #expect(buffer.items.map(\.event.idempotencyKey) == ["r3"])
+    }
 }

@@ -1,3 +1,4 @@
+import AuditChain
 import Foundation
 import Synchronization
 
@@ -5,24 +6,48 @@ import Synchronization
 import Glibc
 #endif
 
-/// A unix-socket HTTP/1.1 proxy in front of the agent that forwards each request and, for the first `dropAnswers`
-/// requests, throws the agent's answer away and closes the connection: the agent committed, the client never hears
-/// it (a lost answer). Later requests get the answer (with `Connection: close`). At most `maxConnections`
-/// connections; each served on a thread of its own (blocking I/O, 60 s socket timeouts).
-final class AnswerDroppingProxy: Sendable {
+/// A unix-socket HTTP/1.1 proxy in front of the agent whose script decides, for each request (numbered from 0, with
+/// its body), what happens: forwarded to the agent and answered, forwarded and the answer thrown away (the agent
+/// committed, the client never hears it: a lost answer), or answered by the proxy itself with any status and body (an
+/// agent that answers what the protocol does not define). Every answer carries `Connection: close`. At most
+/// `maxConnections` connections (one request each); each served on a thread of its own (blocking I/O, 60 s socket
+/// timeouts).
+final class AgentProxy: Sendable {
+    /// What the proxy does with a request.
+    enum Action: Sendable {
+        /// Forwards it to the agent and passes the answer on.
+        case forward
+        /// Forwards it to the agent and closes the connection without an answer.
+        case dropAnswer
+        /// Answers `status` with `body` itself; the agent never sees the request.
+        case answer(status: Int, body: String)
+    }
+
     let path: String
     private let target: String
     private let listener: Int32
-    private let remainingDrops: Mutex<Int>
+    private let script: @Sendable (_ index: Int, _ body: [UInt8]) -> Action
+    /// The bodies of the requests received, in order.
+    let requests = Mutex<[[UInt8]]>([])
     /// Requests forwarded whose answer was dropped, and those answered.
     let counts = Mutex<(dropped: Int, answered: Int)>((0, 0))
 
     struct Failure: Error { var description: String }
 
-    init(path: String, target: String, dropAnswers: Int, maxConnections: Int = 16) throws {
+    /// A proxy that drops the agent's answer to the first `dropAnswers` requests and forwards the rest.
+    convenience init(path: String, target: String, dropAnswers: Int) throws {
+        try self.init(path: path, target: target) { index, _ in index < dropAnswers ? .dropAnswer : .forward }
+    }
+
+    init(
+        path: String,
+        target: String,
+        maxConnections: Int = 64,
+        script: @escaping @Sendable (_ index: Int, _ body: [UInt8]) -> Action
+    ) throws {
         self.path = path
         self.target = target
-        remainingDrops = Mutex(dropAnswers)
+        self.script = script
         unlink(path)
         listener = try Self.socket()
         var address = try Self.address(path)
@@ -52,22 +77,40 @@ final class AnswerDroppingProxy: Sendable {
         unlink(path)
     }
 
+    /// The events of request `index`, as JSON objects, one per line of its body.
+    func events(ofRequest index: Int) -> [[String: JSONValue]] {
+        let body = requests.withLock { $0.indices.contains(index) ? $0[index] : [] }
+        return body.split(separator: UInt8(ascii: "\n")).compactMap { try? JSONValue(parsing: Array($0)).objectValue }
+    }
+
     private func serve(_ client: Int32) {
         defer { close(client) }
         Self.setTimeouts(client)
         guard let request = Self.readMessage(client) else { return }
-        guard let upstream = try? Self.connect(target) else { return }
-        defer { close(upstream) }
-        Self.setTimeouts(upstream)
-        guard Self.writeAll(upstream, request), var answer = Self.readMessage(upstream) else { return }
-        let drop = remainingDrops.withLock { remaining in
-            guard remaining > 0 else { return false }
-            remaining -= 1
-            return true
+        let body = request.firstRange(of: Array("\r\n\r\n".utf8)).map { Array(request[$0.upperBound...]) } ?? []
+        let index = requests.withLock { requests in
+            requests.append(body)
+            return requests.count - 1
         }
-        if drop {
-            counts.withLock { $0.dropped += 1 }
-            return
+        let action = script(index, body)
+        var answer: [UInt8]
+        switch action {
+        case .answer(let status, let text):
+            let content = Array(text.utf8)
+            let head =
+                "HTTP/1.1 \(status) Scripted\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(content.count)\r\n\r\n"
+            answer = Array(head.utf8) + content
+        case .forward, .dropAnswer:
+            guard let upstream = try? Self.connect(target) else { return }
+            defer { close(upstream) }
+            Self.setTimeouts(upstream)
+            guard Self.writeAll(upstream, request), let forwarded = Self.readMessage(upstream) else { return }
+            if case .dropAnswer = action {
+                counts.withLock { $0.dropped += 1 }
+                return
+            }
+            answer = forwarded
         }
         if let end = answer.firstRange(of: Array("\r\n".utf8)) {
             answer.insert(contentsOf: Array("\r\nConnection: close".utf8), at: end.lowerBound)
