@@ -75,9 +75,20 @@ public struct AuditEvent: Sendable, Hashable {
     /// Decodes an opened event payload; strict: exactly the members of the payload layout.
     /// - Throws: ``AuditEventError`` naming the member that is wrong.
     public init(canonicalPayload bytes: [UInt8]) throws(AuditEventError) {
+        self = try Self.decoding(payload: bytes).event
+    }
+
+    /// Decodes an opened event payload like ``init(canonicalPayload:)`` and says whether `bytes` are exactly the
+    /// event's ``canonicalPayload``, found while parsing (``JSONValue/parsingCanonically(_:)``) instead of by encoding
+    /// the event again: the JSON is canonical and `occurredAt` is in its canonical form.
+    /// - Throws: ``AuditEventError`` naming the member that is wrong.
+    public static func decoding(
+        payload bytes: [UInt8]
+    ) throws(AuditEventError) -> (event: AuditEvent, isCanonical: Bool) {
         let value: JSONValue
+        let isCanonicalJSON: Bool
         do {
-            value = try JSONValue(parsing: bytes)
+            (value, isCanonicalJSON) = try JSONValue.parsingCanonically(bytes)
         } catch {
             throw AuditEventError(error.isInvalidUTF8 ? .invalidUTF8 : .malformedJSON, error.description)
         }
@@ -92,7 +103,7 @@ public struct AuditEvent: Sendable, Hashable {
             throw AuditEventError(.outOfRange, field: "v", "unsupported payload version")
         }
         let fields = try EventFields(members, allowDefaults: false)
-        self.init(
+        let event = AuditEvent(
             type: fields.type,
             occurredAt: fields.occurredAt!,
             userId: fields.userId,
@@ -100,6 +111,8 @@ public struct AuditEvent: Sendable, Hashable {
             attributes: fields.attributes,
             idempotencyKey: fields.idempotencyKey!
         )
+        let occurredAtText = members["occurredAt"]?.stringValue ?? ""
+        return (event, isCanonicalJSON && AuditTimestamp.isCanonicalText(occurredAtText))
     }
 }
 

@@ -66,6 +66,18 @@ public struct AuditTimestamp: Sendable, Hashable, Comparable, CustomStringConver
         digits(msOfDay % 1000, 3, then: UInt8(ascii: "Z"))
     }
 
+    /// Whether `text`, which ``init(rfc3339:)`` accepts, is already in the canonical form ``rfc3339`` gives
+    /// (`YYYY-MM-DDTHH:MM:SS.mmmZ`): accepted text 24 bytes long with `T` at offset 10 and `Z` at 23 can only be
+    /// that form (a numeric offset ends in a digit, and a fraction before `Z` fills offsets 19 to 22 as `.` and three
+    /// digits), and the parse keeps every digit of it. Not meaningful for text the parser refuses.
+    static func isCanonicalText(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            bytes.count == 24 && bytes[10] == UInt8(ascii: "T") && bytes[19] == UInt8(ascii: ".")
+                && bytes[23] == UInt8(ascii: "Z")
+        }
+    }
+
     /// Parses an RFC 3339 date-time (`T` or `t` separator, `Z` or a numeric offset, optional fraction).
     ///
     /// Digits of the fraction beyond milliseconds are truncated. Returns nil for anything else, including

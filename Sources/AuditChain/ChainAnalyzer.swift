@@ -272,8 +272,8 @@ struct ChainAnalyzer: Sendable {
         }
         report.payloadsOpened += 1
         do throws(AuditEventError) {
-            let event = try AuditEvent(canonicalPayload: plaintext)
-            guard event.canonicalPayload == plaintext else {
+            let (event, isCanonical) = try AuditEvent.decoding(payload: plaintext)
+            guard isCanonical else {
                 problem(header.seq, .payloadInvalid, "the event payload is not in canonical form")
                 return
             }

@@ -20,6 +20,19 @@ extension JSONValue {
     /// - Parameter bytes: UTF-8 encoded JSON.
     /// - Throws: ``ParseError``.
     public init(parsing bytes: some Collection<UInt8>) throws(ParseError) {
+        self = try Self.parsingCanonically(bytes).value
+    }
+
+    /// Parses one JSON text like ``init(parsing:)`` and says whether it is in the canonical form (docs/FORMAT.md,
+    /// section 8): when `isCanonical` is true, `value.canonicalBytes` equals `bytes` byte for byte.
+    ///
+    /// Found while parsing, at no extra pass: the text is canonical unless the parser skips whitespace, meets object
+    /// keys not in strictly increasing order of their UTF-8 bytes, an escape other than the one the encoder writes
+    /// (`\/`, `\u0041`, `\u000A` for `\n`, uppercase hex digits, ...) or `-0`.
+    /// - Throws: ``ParseError``.
+    public static func parsingCanonically(
+        _ bytes: some Collection<UInt8>
+    ) throws(ParseError) -> (value: JSONValue, isCanonical: Bool) {
         let array = Array(bytes)
         guard String(validating: array, as: UTF8.self) != nil else {
             throw ParseError(offset: 0, reason: "input is not valid UTF-8", isInvalidUTF8: true)
@@ -29,20 +42,24 @@ extension JSONValue {
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
         guard parser.index == array.count else { throw parser.error("trailing characters after the JSON value") }
-        self = value
+        return (value, parser.isCanonical)
     }
 }
 
 private struct Parser {
     let bytes: [UInt8]
     var index = 0
+    /// False once the text departs from the canonical form (see `JSONValue.parsingCanonically`).
+    var isCanonical = true
 
     func error(_ reason: String) -> JSONValue.ParseError {
         JSONValue.ParseError(offset: index, reason: reason, isInvalidUTF8: false)
     }
 
     mutating func skipWhitespace() {
+        let start = index
         while index < bytes.count, [0x20, 0x09, 0x0a, 0x0d].contains(bytes[index]) { index += 1 }
+        if index != start { isCanonical = false }
     }
 
     mutating func expect(_ literal: String) throws(JSONValue.ParseError) {
@@ -100,6 +117,7 @@ private struct Parser {
     mutating func parseObject(depth: Int) throws(JSONValue.ParseError) -> JSONValue {
         index += 1
         var members: [String: JSONValue] = [:]
+        var previousKey: String?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -113,6 +131,11 @@ private struct Parser {
             guard members[key] == nil else {
                 throw JSONValue.ParseError(offset: keyOffset, reason: "duplicate key \"\(key)\"", isInvalidUTF8: false)
             }
+            // The encoder sorts members by their keys' UTF-8 bytes.
+            if isCanonical, let previousKey, !previousKey.utf8.lexicographicallyPrecedes(key.utf8) {
+                isCanonical = false
+            }
+            previousKey = key
             skipWhitespace()
             try expect(":")
             skipWhitespace()
@@ -137,6 +160,8 @@ private struct Parser {
         while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
         guard index > digitsStart else { throw error("expected digits") }
         if bytes[digitsStart] == UInt8(ascii: "0"), index - digitsStart > 1 { throw error("leading zero in number") }
+        // `-0` is the integer 0, which the encoder writes `0`.
+        if digitsStart > start, bytes[digitsStart] == UInt8(ascii: "0") { isCanonical = false }
         if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) {
             throw error("fractional and exponent numbers are not accepted; use an integer")
         }
@@ -207,14 +232,18 @@ private struct Parser {
             switch escape {
             case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
             case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
-            case UInt8(ascii: "/"): out.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "/"):
+                isCanonical = false
+                out.append(UInt8(ascii: "/"))
             case UInt8(ascii: "b"): out.append(0x08)
             case UInt8(ascii: "f"): out.append(0x0c)
             case UInt8(ascii: "n"): out.append(0x0a)
             case UInt8(ascii: "r"): out.append(0x0d)
             case UInt8(ascii: "t"): out.append(0x09)
             case UInt8(ascii: "u"):
+                let digits = index
                 var scalar = try parseHex4()
+                if isCanonical, !Self.isCanonicalEscape(scalar, hex: bytes[digits..<index]) { isCanonical = false }
                 if (0xD800...0xDBFF).contains(scalar) {
                     guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
                         bytes[index + 1] == UInt8(ascii: "u")
@@ -231,5 +260,15 @@ private struct Parser {
             default: throw error("unknown escape")
             }
         }
+    }
+
+    /// Whether `\uXXXX` (hex digits `hex`) is how the encoder writes `scalar`: only for the control characters
+    /// below U+0020 that have no short escape, with lowercase digits.
+    static func isCanonicalEscape(_ scalar: UInt32, hex: ArraySlice<UInt8>) -> Bool {
+        guard scalar < 0x20, ![0x08, 0x09, 0x0a, 0x0c, 0x0d].contains(scalar) else { return false }
+        return hex.elementsEqual([
+            UInt8(ascii: "0"), UInt8(ascii: "0"), Bytes.hexDigits[Int(scalar >> 4)],
+            Bytes.hexDigits[Int(scalar & 0x0f)],
+        ])
     }
 }

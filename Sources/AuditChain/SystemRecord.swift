@@ -209,13 +209,14 @@ private struct RecordFields {
 
     init(kind: RecordKind, payload: [UInt8]) throws(AuditChainError) {
         self.kind = kind
-        guard let value = try? JSONValue(parsing: payload), case .object(let members) = value else {
+        guard let (value, isCanonical) = try? JSONValue.parsingCanonically(payload), case .object(let members) = value
+        else {
             throw AuditChainError(.malformedRecord, "\(kind) record: payload is not a JSON object")
         }
         guard members["v"] == .integer(SystemRecord.version) else {
             throw AuditChainError(.malformedRecord, "\(kind) record: unsupported payload version")
         }
-        guard JSONValue.object(members).canonicalBytes == payload else {
+        guard isCanonical else {
             throw AuditChainError(.malformedRecord, "\(kind) record: payload is not in canonical form")
         }
         self.members = members

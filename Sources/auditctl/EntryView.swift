@@ -7,25 +7,26 @@ struct EntryView: Sendable {
     let event: AuditEvent?
     /// Why the payload could not be opened, when decryption was asked for.
     let openError: String?
+    /// The opened plaintext when it is exactly `event.canonicalPayload` (as sealed by this implementation), so that
+    /// printing the event copies it instead of encoding the event again; nil otherwise.
+    private let canonicalPlaintext: [UInt8]?
 
     init(_ entry: SealedEntry, dataKeys: [KeyID: DataKey]?) {
         self.entry = entry
         guard let dataKeys, entry.header.kind == .event else {
-            event = nil
-            openError = nil
+            (event, openError, canonicalPlaintext) = (nil, nil, nil)
             return
         }
         guard let key = dataKeys[entry.header.dataKeyId] else {
-            event = nil
-            openError = "no data key \(entry.header.dataKeyId)"
+            (event, openError, canonicalPlaintext) = (nil, "no data key \(entry.header.dataKeyId)", nil)
             return
         }
         do {
-            event = try AuditEvent(canonicalPayload: entry.openPayload(with: key))
-            openError = nil
+            let plaintext = try entry.openPayload(with: key)
+            let (event, isCanonical) = try AuditEvent.decoding(payload: plaintext)
+            (self.event, openError, canonicalPlaintext) = (event, nil, isCanonical ? plaintext : nil)
         } catch {
-            event = nil
-            openError = "cannot open: \(error)"
+            (event, openError, canonicalPlaintext) = (nil, "cannot open: \(error)", nil)
         }
     }
 
@@ -78,7 +79,7 @@ struct EntryView: Sendable {
         }
         if let event {
             out += #","event":"#.utf8
-            out += event.canonicalPayload
+            out += canonicalPlaintext ?? event.canonicalPayload
         }
         out += #","kind":"#.utf8
         out += JSONValue.string(header.kind.description).canonicalBytes

@@ -29,8 +29,7 @@ struct LogCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
     @Option(name: .long, help: "Read an exported bundle instead of the local log.") var bundle: String?
     @Option(name: .long, help: "Pinned public keys for --bundle (auditctl keys export-public).") var publicKey: String?
-    @Option(name: .customLong("data-key"), help: "A data key file (32 bytes, mode 0600); repeatable.")
-    var dataKeyFiles: [String] = []
+    @OptionGroup var dataKeyFiles: DataKeyOptions
     @Option(name: .long, help: "Output: text, jsonl or ocsf (default text; --json prints one JSON array).")
     var format: String?
     @Option(name: .long, help: "Only events of this user (needs the data keys); repeatable.") var user: [String] = []
@@ -55,6 +54,7 @@ struct LogCommand: ParsableCommand {
     func run() throws {
         let query = try makeQuery()
         let format = try outputFormat()
+        try warnUnknownTypes()
         if let limit, limit < 1 { throw CLIError("--limit must be at least 1") }
         if follow {
             guard bundle == nil else { throw CLIError("--follow reads the local log, not a bundle") }
@@ -151,6 +151,23 @@ struct LogCommand: ParsableCommand {
         return query
     }
 
+    /// A `--type` the catalogue does not know is said on standard error, with the closest known types ("did you
+    /// mean"); not refused: a log may hold types of a deployment catalogue that was not given (`--catalogue`).
+    private func warnUnknownTypes() throws {
+        guard !type.isEmpty else { return }
+        let catalogue = try global.loadCatalogue()
+        for name in type where catalogue.types[name] == nil {
+            let close = catalogue.suggestions(for: name)
+            let hint = close.isEmpty ? "" : "; did you mean \(close.joined(separator: ", "))?"
+            FileHandle.standardError.write(
+                Data(
+                    ("auditctl: warning: --type \(name) is not a type of the catalogue\(hint) (a deployment's types: "
+                        + "--catalogue FILE)\n").utf8
+                )
+            )
+        }
+    }
+
     private func outputFormat() throws -> LogFormat {
         guard let format else { return output.json ? .jsonArray : .text }
         guard !output.json else { throw CLIError("--json and --format cannot be combined (--format jsonl)") }
@@ -162,24 +179,7 @@ struct LogCommand: ParsableCommand {
 
     /// The `--data-key` files, then the keys of a state directory (nil: none).
     private func loadDataKeys(from store: KeyStore?) throws -> [KeyID: DataKey] {
-        var keys: [KeyID: DataKey] = [:]
-        for path in dataKeyFiles {
-            let bytes: [UInt8]?
-            do {
-                bytes = try PrivateFile.read(path, maxBytes: 4096)
-            } catch .unsafe(let mode) {
-                throw CLIError("data key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode))
-            } catch {
-                throw CLIError("cannot read data key file \(path) (\(error))")
-            }
-            guard let bytes else { throw CLIError("no data key file \(path)") }
-            guard let key = try? DataKey(rawRepresentation: bytes) else {
-                throw CLIError("\(path) is not a data key (32 bytes, as the keys directory holds them)")
-            }
-            keys[key.id] = key
-        }
-        if let store { keys.merge(try store.dataKeysById()) { first, _ in first } }
-        return keys
+        try dataKeyFiles.load(merging: store)
     }
 
     private func requireKeys(_ keys: [KeyID: DataKey], opening: Bool, query: LogQuery, format: LogFormat) throws {
@@ -213,11 +213,13 @@ struct LogCommand: ParsableCommand {
         let pinned = try publicKey.map { try PublicKeyFile.parse(readInput($0)) }
         let bundle = try OpenedBundle(path: path, pinned: pinned)
         let (reader, header, trusted) = (bundle.reader, bundle.header, bundle.trustedKeys)
-        // The keys of a state directory only when one is named: a bundle is usually read away from the device.
-        let store =
-            global.stateDir != nil || ProcessInfo.processInfo.environment["AUDIT_STATE_DIR"] != nil
-            ? KeyStore(state: global.state) : nil
-        var scan = try makeScan(query: query, format: format, opening: opening, showEvents: showEvents, keys: store)
+        var scan = try makeScan(
+            query: query,
+            format: format,
+            opening: opening,
+            showEvents: showEvents,
+            keys: global.namedKeyStore
+        )
         var options = ChainVerifier.Options(trustedKeys: trusted)
         options.fast = true
         options.firstSeq = header.firstSeq
@@ -227,7 +229,7 @@ struct LogCommand: ParsableCommand {
         var lineNumber = 1
         // The next entry of the bundle, parsed and run through the chain verifier (which needs them in order).
         func nextEntry() throws -> StoredEntry? {
-            while let line = reader.next() {
+            while let line = try reader.next() {
                 lineNumber += 1
                 if line.isEmpty { continue }
                 let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)

@@ -15,7 +15,7 @@ struct OpenedBundle {
     /// - Throws: ``CLIError`` for an empty file; the header's parse error.
     init(path: String, pinned: [Curve25519.Signing.PublicKey]?) throws {
         reader = try LineReader(path: path)
-        guard let first = reader.next() else { throw CLIError("\(path) is empty") }
+        guard let first = try reader.next() else { throw CLIError("\(path) is empty") }
         header = try LogBundle.Header(line: first)
         if let pinned {
             trustedKeys = pinned

@@ -30,7 +30,12 @@ struct VerifyCommand: ParsableCommand {
     @Option(name: .long, help: "Pinned public keys (auditctl keys export-public).") var publicKey: String?
     @Option(name: .long, help: "A trusted signed checkpoint (auditctl checkpoint --out).") var checkpoint: String?
     @Flag(name: .long, help: "Check links everywhere, signatures at anchors only.") var fast = false
-    @Flag(name: .long, help: "Also open and validate every event with the local data keys.") var decrypt = false
+    @Flag(
+        name: .long,
+        help: "Also open and validate every event with the data keys (--data-key files, and the state directory's)."
+    )
+    var decrypt = false
+    @OptionGroup var dataKeyFiles: DataKeyOptions
 
     func run() throws {
         let pinnedFile = try publicKey.map { try readInput($0) }
@@ -56,7 +61,7 @@ struct VerifyCommand: ParsableCommand {
             options.fast = fast
             options.trustedCheckpoint = trustedCheckpoint ?? storedCheckpoint(storage)
             options.catalogue = try global.loadCatalogue()
-            if decrypt { options.dataKeys = try keys.allDataKeys() }
+            if decrypt { options.dataKeys = try decryptionKeys(merging: keys) }
             let head = (try? storage.snapshot())?.head
             // Rate and ETA on a terminal's standard error (ProgressReporter).
             let progress = ProgressReporter(
@@ -79,6 +84,19 @@ struct VerifyCommand: ParsableCommand {
         if !summary.isClean { throw ExitCode(1) }
     }
 
+    /// The data keys `--decrypt` opens events with: the `--data-key` files and those of `store`.
+    /// - Throws: ``CLIError`` (exit 2) when there are none: verifying "with decryption" and opening nothing would
+    ///   say less than it seems to.
+    private func decryptionKeys(merging store: KeyStore?) throws -> [DataKey] {
+        let keys = try dataKeyFiles.load(merging: store)
+        guard !keys.isEmpty else {
+            throw CLIError(
+                "--decrypt needs the data keys, and there are none: give --data-key FILE or the device's --state-dir"
+            )
+        }
+        return keys.keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }.compactMap { keys[$0] }
+    }
+
     private func verifyBundle(
         _ path: String,
         pinned: [Curve25519.Signing.PublicKey]?,
@@ -91,12 +109,13 @@ struct VerifyCommand: ParsableCommand {
         options.firstSeq = header.firstSeq
         options.trustedCheckpoint = checkpoint ?? header.checkpoint
         options.catalogue = try global.loadCatalogue()
+        if decrypt { options.dataKeys = try decryptionKeys(merging: global.namedKeyStore) }
         var verifier = ChainVerifier(options: options)
         // Rate and ETA on a terminal's standard error (ProgressReporter), against the entries the header announces.
         let progress = ProgressReporter("verify", unit: "entries", total: header.entryCount, json: output.json)
         defer { progress.finish() }
         var lineNumber = 1
-        while let line = reader.next() {
+        while let line = try reader.next() {
             lineNumber += 1
             if line.isEmpty { continue }
             let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
@@ -144,13 +163,22 @@ extension Array where Element == UInt8 {
     fileprivate var nilIfEmpty: [UInt8]? { isEmpty ? nil : self }
 }
 
-/// Reads a file line by line without loading it whole.
+/// Reads a file line by line without loading it whole: a chunk of 1 MiB at a time, lines cut out of it by offset
+/// (the unread rest moves to the front only when the next chunk is read, so a chunk is copied once, not once per
+/// line). A line longer than ``maxLineBytes`` is refused instead of growing the buffer without bound.
 final class LineReader {
     private let handle: FileHandle
     private var buffer: [UInt8] = []
+    /// Where the unread bytes of `buffer` start.
+    private var start = 0
     private var eof = false
+    private let path: String
+
+    /// Longest line accepted: far above a bundle's longest entry line (a 1 MiB payload in base64 inside JSON).
+    static let maxLineBytes = 8 << 20
 
     init(path: String) throws {
+        self.path = path
         if path == "-" {
             handle = .standardInput
         } else {
@@ -159,20 +187,33 @@ final class LineReader {
         }
     }
 
-    func next() -> [UInt8]? {
+    /// The next line without its newline; nil at the end of the file.
+    /// - Throws: ``CLIError`` for a line longer than ``maxLineBytes``.
+    func next() throws -> [UInt8]? {
+        var searched = start
         while true {
-            if let newline = buffer.firstIndex(of: 0x0a) {
-                let line = Array(buffer[..<newline])
-                buffer.removeSubrange(...newline)
+            if let newline = buffer[searched...].firstIndex(of: 0x0a) {
+                let line = Array(buffer[start..<newline])
+                start = newline + 1
                 return line
             }
+            guard buffer.count - start <= Self.maxLineBytes else {
+                throw CLIError("\(path) has a line longer than \(Self.maxLineBytes) bytes: not a bundle")
+            }
             if eof {
-                guard !buffer.isEmpty else { return nil }
-                defer { buffer = [] }
-                return buffer
+                guard start < buffer.count else { return nil }
+                defer { (buffer, start) = ([], 0) }
+                return Array(buffer[start...])
             }
             let chunk = handle.readData(ofLength: 1 << 20)
-            if chunk.isEmpty { eof = true } else { buffer.append(contentsOf: chunk) }
+            if chunk.isEmpty {
+                eof = true
+            } else {
+                buffer.removeSubrange(..<start)
+                start = 0
+                searched = buffer.count
+                buffer.append(contentsOf: chunk)
+            }
         }
     }
 }

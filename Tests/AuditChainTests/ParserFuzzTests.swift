@@ -8,12 +8,14 @@ import Testing
 /// whole fuzz suite near a minute in a debug build; `scripts/fuzz` runs it longer.
 @Suite("Parser fuzzing: AuditChain", .serialized)
 struct ParserFuzzTests {
-    @Test("JSON values: parse or throw; what parses re-parses from its canonical bytes to the same value")
+    @Test("JSON values: parse or throw; re-parse from the canonical bytes; canonical exactly when equal to them")
     func jsonValue() {
         let broken = Fuzz.Broken()
         Fuzz.run("json", seeds: Fuzz.corpus("json"), iterations: 12_000) { input in
-            guard let value = try? JSONValue(parsing: input) else { return }
+            guard let (value, isCanonical) = try? JSONValue.parsingCanonically(input) else { return }
             if (try? JSONValue(parsing: value.canonicalBytes)) != value { broken.note(input) }
+            if isCanonical != (value.canonicalBytes == input) { broken.note(input) }
+            if let (_, again) = try? JSONValue.parsingCanonically(value.canonicalBytes), !again { broken.note(input) }
         }
         #expect(broken.inputs.isEmpty, "\(broken.summary)")
     }

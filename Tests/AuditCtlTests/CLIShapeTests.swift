@@ -117,4 +117,40 @@ struct CLIShapeTests {
             #expect(result.stdout.contains("catalogue") && result.stdout.contains("simulate"), "\(shell)")
         }
     }
+
+    @Test("scripts/install-completions installs both programs' completions for the three shells under --prefix")
+    func installCompletions() async throws {
+        let directory = try TemporaryDirectory()
+        let script = ReadmeBlockTests.repository.path + "/scripts/install-completions"
+        let installed = try await CLIHarness.offPool {
+            try ChildProcess.run(
+                "/bin/bash",
+                [script, "--prefix", directory.path, "--bin", CLIHarness.productsDirectory],
+                environment: ProcessInfo.processInfo.environment,
+                stdin: nil,
+                timeout: 120
+            )
+        }
+        #expect(installed.status == 0, "\(String(decoding: installed.stderr, as: UTF8.self))")
+        let share = directory.path + "/share"
+        for tool in ["auditctl", "auditd"] {
+            for path in [
+                "/bash-completion/completions/\(tool)", "/zsh/site-functions/_\(tool)",
+                "/fish/vendor_completions.d/\(tool).fish",
+            ] {
+                let text = try String(contentsOfFile: share + path, encoding: .utf8)
+                #expect(text.contains(tool == "auditctl" ? "verify" : "collector"), "\(path)")
+            }
+        }
+        let refused = try await CLIHarness.offPool {
+            try ChildProcess.run(
+                "/bin/bash",
+                [script, "--prefix"],
+                environment: ProcessInfo.processInfo.environment,
+                stdin: nil,
+                timeout: 60
+            )
+        }
+        #expect(refused.status != 0)
+    }
 }

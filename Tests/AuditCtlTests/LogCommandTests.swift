@@ -76,6 +76,18 @@ struct LogCommandTests {
         // Filtered without --decrypt: the entries are chosen by their content but shown sealed.
         let sealed = try await CLIHarness.auditctl(state, ["log", "--user", "bob"])
         #expect(sealed.stdout.contains("use --decrypt") && !sealed.stdout.contains("bob"))
+
+        // A mistyped type selects nothing, and says so with the closest known types.
+        let mistyped = try await CLIHarness.auditctl(state, ["log", "--type", "BIOMETRIC_AUTH_SUCESS"])
+        #expect(mistyped.status == 0 && mistyped.stdout.isEmpty)
+        #expect(
+            mistyped.stderr.contains(
+                "warning: --type BIOMETRIC_AUTH_SUCESS is not a type of the catalogue; did you mean BIOMETRIC_AUTH_SUCCESS"
+            ),
+            "\(mistyped.stderr)"
+        )
+        let known = try await CLIHarness.auditctl(state, ["log", "--type", "BIOMETRIC_AUTH_SUCCESS"])
+        #expect(!known.stderr.contains("warning"), "\(known.stderr)")
     }
 
     @Test("a bundle read with a key file and pinned public keys: JSON Lines and OCSF; no key exits 2")

@@ -85,6 +85,20 @@ struct ProgressTerminalTests {
         )
         #expect(logBundle.status == 0, "\(logBundle.output)")
         #expect(logBundle.output.contains("log: 1024/"), "\(logBundle.output)")
+
+        let export = try await inTerminal(["export", "--out", directory.path + "/again.bundle", "--state-dir", state])
+        #expect(export.status == 0, "\(export.output)")
+        #expect(export.output.contains("export: 1024/"), "\(export.output)")
+        let exportJSON = try await inTerminal(
+            ["export", "--json", "--out", directory.path + "/json.bundle", "--state-dir", state]
+        )
+        #expect(exportJSON.status == 0 && !exportJSON.output.contains("export: "), "\(exportJSON.output)")
+
+        // simulate counts sessions against users × sessions; the first one drawn is at once.
+        let simulated = directory.path + "/simulated"
+        let simulate = try await inTerminal(["simulate", "--users", "2", "--sessions", "3", "--state-dir", simulated])
+        #expect(simulate.status == 0, "\(simulate.output)")
+        #expect(simulate.output.contains("simulate: 0/6 sessions"), "\(simulate.output)")
     }
 
     @Test("no progress without a terminal, with --json, or when log's output is on the terminal")

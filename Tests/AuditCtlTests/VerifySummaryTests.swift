@@ -172,4 +172,58 @@ struct VerifySummaryTests {
         let text = try await CLIHarness.auditctl(state, ["verify", "--public-key", bare])
         #expect(text.stdout.hasPrefix("seq 0-5: unknownKey: signed by key "), "\(text.stdout)")
     }
+
+    @Test("verify --bundle --decrypt opens the events with --data-key or the state directory's keys; none exits 2")
+    func bundleDecrypt() async throws {
+        let bundle = directory.path + "/log.bundle"
+        let publicKeys = directory.path + "/public.json"
+        #expect(try await CLIHarness.auditctl(state, ["export", "--out", bundle]).status == 0)
+        #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicKeys]).status == 0)
+        let dataKeyName = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: state + "/keys").first { $0.hasPrefix("data-") }
+        )
+        let dataKey = directory.path + "/investigator.key"
+        try FileManager.default.copyItem(atPath: state + "/keys/" + dataKeyName, toPath: dataKey)
+        let verifying = ["verify", "--json", "--bundle", bundle, "--public-key", publicKeys, "--decrypt"]
+
+        // Away from the device: no key at all is a usage error, not "OK, 0 payloads opened".
+        let none = try await CLIHarness.run("auditctl", verifying)
+        #expect(none.status == 2, "\(none.stdout)")
+        #expect(none.stderr.contains("--decrypt needs the data keys"), "\(none.stderr)")
+
+        for keys in [["--data-key", dataKey], ["--state-dir", state]] {
+            let opened = try await CLIHarness.run("auditctl", verifying + keys)
+            #expect(opened.status == 0, "\(keys): \(opened.stderr)")
+            let summary = try JSONValue(parsing: Array(opened.stdout.utf8)).objectValue ?? [:]
+            #expect(summary["payloadsOpened"] == 6, "\(keys)")
+            #expect(summary["problems"] == .array([]), "\(keys)")
+        }
+
+        // Another log's data key opens nothing: each event is reported undecryptable (exit 1), never passed over.
+        let other = directory.path + "/other"
+        try await CLIHarness.initWithSixEvents(other)
+        let otherKeyName = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: other + "/keys").first { $0.hasPrefix("data-") }
+        )
+        let wrong = try await CLIHarness.run("auditctl", verifying + ["--data-key", other + "/keys/" + otherKeyName])
+        #expect(wrong.status == 1)
+        let wrongSummary = try JSONValue(parsing: Array(wrong.stdout.utf8)).objectValue ?? [:]
+        #expect(wrongSummary["payloadsOpened"] == 0)
+        #expect(problems(wrongSummary) == ["1-6:payloadUndecryptable"])
+
+        // A file whose "line" never ends is refused with a message, not read into memory without bound.
+        let endless = directory.path + "/endless.bundle"
+        let header = try String(contentsOfFile: bundle, encoding: .utf8).split(separator: "\n")[0]
+        let handle = try #require(
+            FileManager.default.createFile(atPath: endless, contents: Data((header + "\n").utf8))
+                ? FileHandle(forWritingAtPath: endless) : nil
+        )
+        handle.seekToEndOfFile()
+        let block = Data(repeating: 0x61, count: 1 << 20)
+        for _ in 0..<9 { handle.write(block) }
+        try handle.close()
+        let refused = try await CLIHarness.run("auditctl", ["verify", "--bundle", endless, "--public-key", publicKeys])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("has a line longer than"), "\(refused.stderr)")
+    }
 }

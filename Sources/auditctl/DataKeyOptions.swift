@@ -1,0 +1,44 @@
+import ArgumentParser
+import AuditChain
+import AuditStore
+import AuditWire
+import Foundation
+
+/// `--data-key FILE` (repeatable): data keys given as files, for reading events away from the device (`log` and
+/// `verify`, of a local log or a bundle).
+struct DataKeyOptions: ParsableArguments {
+    @Option(name: .customLong("data-key"), help: "A data key file (32 bytes, mode 0600); repeatable.")
+    var files: [String] = []
+
+    /// The `--data-key` files, then the keys of `store` (a state directory), by key id.
+    /// - Throws: ``CLIError`` for a file that is missing, readable by others, or not a data key.
+    func load(merging store: KeyStore?) throws -> [KeyID: DataKey] {
+        var keys: [KeyID: DataKey] = [:]
+        for path in files {
+            let bytes: [UInt8]?
+            do {
+                bytes = try PrivateFile.read(path, maxBytes: 4096)
+            } catch .unsafe(let mode) {
+                throw CLIError("data key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode))
+            } catch {
+                throw CLIError("cannot read data key file \(path) (\(error))")
+            }
+            guard let bytes else { throw CLIError("no data key file \(path)") }
+            guard let key = try? DataKey(rawRepresentation: bytes) else {
+                throw CLIError("\(path) is not a data key (32 bytes, as the keys directory holds them)")
+            }
+            keys[key.id] = key
+        }
+        if let store { keys.merge(try store.dataKeysById()) { first, _ in first } }
+        return keys
+    }
+}
+
+extension GlobalOptions {
+    /// The key store of the state directory when one is named (`--state-dir` or `AUDIT_STATE_DIR`), for reading a
+    /// bundle: a bundle is usually read away from the device, so the default `./.audit` is not looked at.
+    var namedKeyStore: KeyStore? {
+        stateDir != nil || ProcessInfo.processInfo.environment["AUDIT_STATE_DIR"] != nil
+            ? KeyStore(state: state) : nil
+    }
+}
