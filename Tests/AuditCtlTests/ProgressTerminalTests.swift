@@ -95,8 +95,7 @@ struct ProgressTerminalTests {
         #expect(exportJSON.status == 0 && !exportJSON.output.contains("export: "), "\(exportJSON.output)")
 
         // simulate counts sessions against users × sessions; the first one drawn is at once.
-        let simulated = directory.path + "/simulated"
-        let simulate = try await inTerminal(["simulate", "--users", "2", "--sessions", "3", "--state-dir", simulated])
+        let simulate = try await inTerminal(["simulate", "--users", "2", "--sessions", "3", "--state-dir", state])
         #expect(simulate.status == 0, "\(simulate.output)")
         #expect(simulate.output.contains("simulate: 0/6 sessions"), "\(simulate.output)")
     }
