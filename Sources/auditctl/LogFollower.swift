@@ -35,6 +35,7 @@ struct LogFollower {
         // A new entry whose event cannot be opened (a key this reader lacks) is said when it comes, not only at the end.
         scan.reportsUnopenedAtOnce = true
         var next = start
+        try scan.flush()
         fflush(nil)  // every output stream: standard output is a shared global in Swift 6
         while !scan.isDone, next <= scan.query.toSeq {
             if wait() { return }
@@ -43,6 +44,7 @@ struct LogFollower {
                 guard let last = page.last else { break }
                 if let reloadKeys { scan.dataKeys = try reloadKeys() }
                 try scan.consume(page)
+                try scan.flush()
                 fflush(nil)  // every output stream: standard output is a shared global in Swift 6
                 guard last.seq < .max, !scan.isDone else { return }
                 next = last.seq + 1

@@ -15,8 +15,8 @@ enum LogFormat: String, CaseIterable, Sendable {
 
 /// The streaming part of `auditctl log`: takes the entries a page at a time (from the local log or a bundle),
 /// and on every core parses each, applies the header filters, opens the surviving events, applies the event filters
-/// and renders the output line; then writes the page's lines in order, in one write. It holds one page (and its
-/// output), never the log.
+/// and renders the output line; the page's lines are written in order, in one write, while the other cores work on
+/// the next page (or by ``flush()``). It holds two pages' output at most, never the log.
 struct LogScan {
     let query: LogQuery
     let format: LogFormat
@@ -41,6 +41,8 @@ struct LogScan {
     private(set) var unopened = 0
     private(set) var unopenedReasons: [String] = []
     private var firstArrayElement = true
+    /// The last page's output, written while the next page is worked on, or by ``flush()``.
+    private var pending: [UInt8] = []
 
     init(query: LogQuery, format: LogFormat, dataKeys: [KeyID: DataKey], opening: Bool, showEvents: Bool, limit: Int?) {
         self.query = query
@@ -65,9 +67,11 @@ struct LogScan {
         var malformed: String?
     }
 
-    /// Prints what the query selects from `page` (entries in sequence order).
+    /// Selects from `page` (entries in sequence order) what the query prints; its output is written while the next
+    /// page is worked on, or by ``flush()`` (which ``finish()`` calls): a caller that waits between pages flushes.
     /// - Parameter meanwhile: sequential work done on the calling thread while the other cores start on the page
-    ///   (reading the next page); not called when the limit was already reached.
+    ///   (reading the next page), after writing the previous page's output; not called when the limit was already
+    ///   reached.
     /// - Throws: ``CLIError`` for an entry that cannot be parsed; an error writing standard output.
     mutating func consume(_ page: [StoredEntry], meanwhile: () -> Void = {}) throws {
         guard !isDone else { return }
@@ -75,14 +79,26 @@ struct LogScan {
         for stored in page { lastSeq = max(lastSeq ?? stored.seq, stored.seq) }
         let (query, format, showEvents) = (query, format, showEvents)
         let keys = opening ? dataKeys : nil
+        // The previous page's output goes out while the other cores start on this one.
+        let previous = pending
+        pending = []
+        var writeError: (any Error)?
         // In runs of 16 consecutive entries, which share what they can (the rendered sealing time).
         let runs = stride(from: 0, to: page.count, by: 16).map { $0..<min($0 + 16, page.count) }
-        let outcomes = Parallel.map(runs, parallelism: parallelism, meanwhile: meanwhile) { run in
+        let outcomes = Parallel.map(
+            runs,
+            parallelism: parallelism,
+            meanwhile: {
+                do { try Self.writeOut(previous) } catch { writeError = error }
+                meanwhile()
+            }
+        ) { run in
             var times = RecentTime()
             return page[run].map {
                 Self.outcome($0, query: query, keys: keys, showEvents: showEvents, format: format, times: &times)
             }
         }.joined()
+        if let writeError { throw writeError }
         if let bad = outcomes.first(where: { $0.malformed != nil }), let why = bad.malformed {
             throw CLIError("entry \(bad.seq) is malformed (\(why)); run `auditctl verify`")
         }
@@ -107,6 +123,13 @@ struct LogScan {
             shown += 1
             if isDone { break }
         }
+        pending = out
+    }
+
+    /// Writes the output not yet written.
+    mutating func flush() throws {
+        let out = pending
+        pending = []
         try Self.writeOut(out)
     }
 
@@ -161,8 +184,9 @@ struct LogScan {
         return outcome
     }
 
-    /// Ends the output (closes the JSON array).
+    /// Writes what is pending and ends the output (closes the JSON array).
     mutating func finish() throws {
+        try flush()
         guard format == .jsonArray else { return }
         try Self.writeOut(Array((firstArrayElement ? "[]\n" : "]\n").utf8))
     }
