@@ -52,8 +52,10 @@ enum ClientBench {
         Summary.say("auditctl emit --input: \(count) events in one process: \(Timing.rate(emitRate))")
 
         // The agent, a child process; each figure gets a fresh one.
-        for (producers, batch) in [(1, 1), (16, 1), (1, 256)] {
-            let state = try directory.subdirectory("client-agent-\(producers)-\(batch)")
+        // (producers, events per send, whether each producer has a client of its own, as separate applications
+        // would: its own connections and buffer, rather than tasks sharing one client actor)
+        for (producers, batch, ownClients) in [(1, 1, false), (16, 1, false), (16, 1, true), (1, 256, false)] {
+            let state = try directory.subdirectory("client-agent-\(producers)-\(batch)\(ownClients ? "-own" : "")")
             let agent = try Self.startAgent(state)
             defer {
                 kill(agent.processIdentifier, SIGTERM)
@@ -63,12 +65,15 @@ enum ClientBench {
             configuration.capacity = count
             let client = try AuditClient(configuration: configuration)
             try await Self.waitForAgent(client)
+            let clients = try (0..<producers).map { _ in
+                ownClients ? try AuditClient(configuration: configuration) : client
+            }
             let slices = (0..<producers).map { producer in
                 stride(from: producer, to: count, by: producers).map { events[$0] }
             }
             let seconds = try await Timing.measureAsync {
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    for slice in slices {
+                    for (slice, client) in zip(slices, clients) {
                         group.addTask {
                             var start = 0
                             while start < slice.count {
@@ -85,6 +90,7 @@ enum ClientBench {
             let name =
                 "AuditClient → auditd, \(producers) producer\(producers == 1 ? "" : "s"), "
                 + (batch == 1 ? "one event per send" : "\(batch) events per send")
+                + (ownClients ? ", a client each" : producers > 1 ? ", one client shared" : "")
             Summary.say("\(name): \(Timing.rate(rate)) (ratio to emit \(String(format: "%.2f", rate / emitRate)))")
             summary.add(Figure(name: name, value: rate, unit: .rate, reference: emitRate, referenceName: "emit"))
         }
