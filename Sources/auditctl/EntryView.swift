@@ -12,22 +12,36 @@ struct EntryView: Sendable {
     private let canonicalPlaintext: [UInt8]?
 
     init(_ entry: SealedEntry, dataKeys: [KeyID: DataKey]?) {
-        self.entry = entry
         guard let dataKeys, entry.header.kind == .event else {
-            (event, openError, canonicalPlaintext) = (nil, nil, nil)
+            self.init(entry, event: nil, openError: nil, canonicalPlaintext: nil)
             return
         }
         guard let key = dataKeys[entry.header.dataKeyId] else {
-            (event, openError, canonicalPlaintext) = (nil, "no data key \(entry.header.dataKeyId)", nil)
+            self.init(entry, event: nil, openError: "no data key \(entry.header.dataKeyId)", canonicalPlaintext: nil)
             return
         }
         do {
-            let plaintext = try entry.openPayload(with: key)
-            let (event, isCanonical) = try AuditEvent.decoding(payload: plaintext)
-            (self.event, openError, canonicalPlaintext) = (event, nil, isCanonical ? plaintext : nil)
+            self.init(entry, opened: try entry.openPayload(with: key))
         } catch {
-            (event, openError, canonicalPlaintext) = (nil, "cannot open: \(error)", nil)
+            self.init(entry, event: nil, openError: "cannot open: \(error)", canonicalPlaintext: nil)
         }
+    }
+
+    /// The view of an event entry whose payload was opened to `plaintext`.
+    init(_ entry: SealedEntry, opened plaintext: [UInt8]) {
+        do {
+            let (event, isCanonical) = try AuditEvent.decoding(payload: plaintext)
+            self.init(entry, event: event, openError: nil, canonicalPlaintext: isCanonical ? plaintext : nil)
+        } catch {
+            self.init(entry, event: nil, openError: "cannot open: \(error)", canonicalPlaintext: nil)
+        }
+    }
+
+    private init(_ entry: SealedEntry, event: AuditEvent?, openError: String?, canonicalPlaintext: [UInt8]?) {
+        self.entry = entry
+        self.event = event
+        self.openError = openError
+        self.canonicalPlaintext = canonicalPlaintext
     }
 
     /// The system record, for plaintext kinds.
@@ -63,15 +77,33 @@ struct EntryView: Sendable {
 
     /// ``jsonLine``, the sealing time rendered through `times` (consecutive entries often share it).
     func jsonLine(times: inout RecentTime) -> [UInt8] {
+        guard entry.header.kind == .event else { return json.canonicalBytes }
+        let line = Self.eventJSONLine(
+            entry,
+            event: event.map { canonicalPlaintext ?? $0.canonicalPayload },
+            openError: openError,
+            times: &times
+        )
+        assert(line == json.canonicalBytes, "EntryView.jsonLine differs from json.canonicalBytes")
+        return line
+    }
+
+    /// The JSON line of an event entry: `event` is the opened event's canonical payload (nil when not shown),
+    /// `openError` why it could not be opened; the members in canonical order.
+    static func eventJSONLine(
+        _ entry: SealedEntry,
+        event: [UInt8]?,
+        openError: String?,
+        times: inout RecentTime
+    ) -> [UInt8] {
         let header = entry.header
-        guard header.kind == .event else { return json.canonicalBytes }
         var out: [UInt8] = []
         out.reserveCapacity(320 + entry.payload.count)
         // Hex digits, decimal numbers and RFC 3339 times need no escaping; the rest goes through JSONValue.
         out += #"{"dataKeyId":""#.utf8
-        Self.appendHex(header.dataKeyId.bytes, to: &out)
+        appendHex(header.dataKeyId.bytes, to: &out)
         out += #"","entryHash":""#.utf8
-        Self.appendHex(entry.entryHash, to: &out)
+        appendHex(entry.entryHash, to: &out)
         out += #"""#.utf8
         if let openError {
             out += #","error":"#.utf8
@@ -79,20 +111,17 @@ struct EntryView: Sendable {
         }
         if let event {
             out += #","event":"#.utf8
-            out += canonicalPlaintext ?? event.canonicalPayload
+            out += event
         }
-        out += #","kind":"#.utf8
-        out += JSONValue.string(header.kind.description).canonicalBytes
-        out += #","seq":"#.utf8
+        out += #","kind":"event","seq":"#.utf8
         out += String(header.seq).utf8
         out += #","signingKeyId":""#.utf8
-        Self.appendHex(header.signingKeyId.bytes, to: &out)
+        appendHex(header.signingKeyId.bytes, to: &out)
         out += #"","size":"#.utf8
         out += String(entry.serializedCount).utf8
         out += #","time":""#.utf8
         out += times.rfc3339(header.time)
         out += #""}"#.utf8
-        assert(out == json.canonicalBytes, "EntryView.jsonLine differs from json.canonicalBytes")
         return out
     }
 

@@ -41,6 +41,17 @@ struct LogQuery: Sendable {
         return true
     }
 
+    /// ``matchesEvent(_:)`` of an event recognised in its payload without being decoded (the same fields, compared
+    /// as `String`s, as there).
+    func matchesEvent(_ event: CanonicalEventPayload) -> Bool {
+        if let users, !users.contains(event.userId) { return false }
+        if let devices, !devices.contains(event.deviceId) { return false }
+        if let types, !types.contains(event.type) { return false }
+        if let since, event.occurredAt < since { return false }
+        if let until, event.occurredAt >= until { return false }
+        return true
+    }
+
     /// Parses a `--since`-like value: an RFC 3339 time, or a date `YYYY-MM-DD` (UTC) meaning the start of that day,
     /// or for an upper bound (`end: true`) the end of that day, so `--until 2026-01-31` includes January 31.
     static func parseBound(_ text: String?, option: String, end: Bool) throws -> AuditTimestamp? {

@@ -168,7 +168,26 @@ struct LogScan {
             return outcome
         }
         guard query.matchesHeader(entry.header) else { return outcome }
-        let view = EntryView(entry, dataKeys: keys)
+        var opened: EntryView?
+        if format == .jsonl || format == .jsonArray, let keys, entry.header.kind == .event,
+            let key = keys[entry.header.dataKeyId], let plaintext = try? entry.openPayload(with: key)
+        {
+            // JSON output of an event whose payload is recognised as canonical: matched and printed as sealed,
+            // without decoding the event (the payload is exactly what the decode would print). Anything else is
+            // decoded below, which says what is wrong with it.
+            if let event = CanonicalEventPayload(scanning: plaintext) {
+                guard query.matchesEvent(event) else { return outcome }
+                outcome.line = EntryView.eventJSONLine(
+                    entry,
+                    event: showEvents ? plaintext : nil,
+                    openError: nil,
+                    times: &times
+                )
+                return outcome
+            }
+            opened = EntryView(entry, opened: plaintext)
+        }
+        let view = opened ?? EntryView(entry, dataKeys: keys)
         if keys != nil, entry.header.kind == .event, view.event == nil {
             outcome.unopened = view.openError ?? "cannot open"
             // An event filter cannot decide an event it cannot read: not shown, and said at the end.

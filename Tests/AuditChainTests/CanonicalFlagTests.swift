@@ -56,4 +56,77 @@ struct CanonicalFlagTests {
             #expect(decodedOther.canonicalPayload != other, "\(variant)")
         }
     }
+
+    @Test("the fast scan recognises canonical payloads of events, and leaves every altered one to the decode")
+    func canonicalScan() throws {
+        let strings = ["plain", "é日本🙂", "", "a b", "x/y", "\u{7f}"]
+        let attributeValues: [JSONValue] = [
+            .integer(0), .integer(-JSONValue.maxSafeInteger), .integer(JSONValue.maxSafeInteger), .bool(true), .null,
+            .string("q\"b\\s\t\u{1}\u{1f}é"),
+            .array([.array([]), .object([:]), .object(["z": .integer(1), "a": .null])]),
+        ]
+        for index in 0..<300 {
+            let attributes = (0..<(index % 4)).map { ("k\($0)\(strings[$0 % 2])", attributeValues[(index + $0) % 7]) }
+            let event = AuditEvent(
+                type: "T_\(index % 7)",
+                occurredAt: AuditTimestamp(millisecondsSinceEpoch: Int64(index) * 997_331_777),
+                userId: strings[index % strings.count],
+                deviceId: strings[(index + 1) % strings.count],
+                attributes: Dictionary(uniqueKeysWithValues: attributes),
+                idempotencyKey: index % 5 == 0 ? "key\n\"\(index)" : "k\(index)"
+            )
+            let payload = event.canonicalPayload
+            let scanned = try #require(CanonicalEventPayload(scanning: payload), "\(index)")
+            #expect(scanned.type == event.type && scanned.userId == event.userId && scanned.deviceId == event.deviceId)
+            #expect(scanned.occurredAt == event.occurredAt && scanned.bytes == payload)
+        }
+
+        // Escapes in the type, user or device are left to the decode (which still calls the payload canonical).
+        let escaped = AuditEvent(
+            type: "T",
+            occurredAt: .minimum,
+            userId: "new\nline",
+            deviceId: "d",
+            idempotencyKey: "k"
+        )
+        #expect(CanonicalEventPayload(scanning: escaped.canonicalPayload) == nil)
+        #expect(try AuditEvent.decoding(payload: escaped.canonicalPayload).isCanonical)
+
+        // Every deletion, change and insertion of one byte of a canonical payload: recognised only when the decode
+        // calls the result canonical too, with the same fields.
+        let base = AuditEvent(
+            type: "BIOMETRIC_AUTH_FAILURE",
+            occurredAt: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_123),
+            userId: "alice",
+            deviceId: "phone-1",
+            attributes: ["attemptCount": 2, "errorCode": "ERR-107-030", "list": .array([1, -2, .null])],
+            idempotencyKey: "key-1"
+        ).canonicalPayload
+        let replacements = Array(#" "{}[],:\/-0123456789aeflnrstuvzAEZT."#.utf8) + [0x00, 0x1f, 0x7f, 0xc3, 0xff]
+        var recognised = 0
+        for position in base.indices {
+            var variants: [[UInt8]] = []
+            var removed = base
+            removed.remove(at: position)
+            variants.append(removed)
+            for byte in replacements {
+                var changed = base
+                changed[position] = byte
+                variants.append(changed)
+                var inserted = base
+                inserted.insert(byte, at: position)
+                variants.append(inserted)
+            }
+            for variant in variants {
+                guard let scanned = CanonicalEventPayload(scanning: variant) else { continue }
+                recognised += 1
+                let decoded = try? AuditEvent.decoding(payload: variant)
+                #expect(decoded?.isCanonical == true, "\(String(decoding: variant, as: UTF8.self))")
+                #expect(decoded?.event.userId == scanned.userId && decoded?.event.type == scanned.type)
+                #expect(decoded?.event.occurredAt == scanned.occurredAt && decoded?.event.deviceId == scanned.deviceId)
+            }
+        }
+        // Some variants are still canonical events (another digit, another letter of a name): the check ran.
+        #expect(recognised > 100)
+    }
 }

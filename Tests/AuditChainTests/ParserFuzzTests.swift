@@ -44,8 +44,21 @@ struct ParserFuzzTests {
     func eventPayload() {
         let broken = Fuzz.Broken()
         Fuzz.run("event-payload", seeds: Fuzz.corpus("event-payload"), iterations: 6_000) { input in
-            guard let event = try? AuditEvent(canonicalPayload: input) else { return }
+            guard let (event, isCanonical) = try? AuditEvent.decoding(payload: input) else {
+                // The scan that skips the decode recognises nothing the decode refuses.
+                if CanonicalEventPayload(scanning: input) != nil { broken.note(input) }
+                return
+            }
             if (try? AuditEvent(canonicalPayload: event.canonicalPayload)) != event { broken.note(input) }
+            // What verify and `auditctl log` rely on instead of encoding the event again.
+            if isCanonical != (event.canonicalPayload == input) { broken.note(input) }
+            // The scan recognises nothing the decode would not call canonical, and reads the same fields.
+            if let scanned = CanonicalEventPayload(scanning: input),
+                !isCanonical || scanned.type != event.type || scanned.userId != event.userId
+                    || scanned.deviceId != event.deviceId || scanned.occurredAt != event.occurredAt
+            {
+                broken.note(input)
+            }
             _ = try? EventCatalogue.builtIn.validate(event)
         }
         #expect(broken.inputs.isEmpty, "\(broken.summary)")
