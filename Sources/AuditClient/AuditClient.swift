@@ -155,6 +155,7 @@ public actor AuditClient {
     ///   ``AuditClientError/Code/bufferFile`` when the buffer file cannot be written (the events not committed are
     ///   kept in memory).
     public func send(_ events: [AuditEvent]) async throws(AuditClientError) -> [UInt64] {
+        try Self.refuseUnsealable(events)
         let stamped = events.map(stamp)
         var committed: [Delivery] = []
         if case let (failure, refused)? = await post(stamped, committed: &committed) {
@@ -182,6 +183,7 @@ public actor AuditClient {
     /// - Throws: ``AuditClientError/Code/bufferFile`` when the buffer file cannot be written.
     @discardableResult
     public func enqueue(_ event: AuditEvent) throws(AuditClientError) -> AuditEvent {
+        try Self.refuseUnsealable([event])
         let stamped = stamp(event)
         try keep([stamped])
         return stamped
@@ -247,6 +249,27 @@ public actor AuditClient {
     /// can be raised): it is kept and retried like any answer that is neither a commit nor a refusal.
     /// - Returns: the number of events to put in the next request, or nil when the outcome is not a 413 or the
     ///   request held one event (or none).
+    /// The largest event payload any agent can seal: the format's largest entry payload less the AES-GCM tag
+    /// (docs/FORMAT.md). An event whose canonical payload is larger can never be written, whatever the agent's
+    /// settings, so it is refused at once instead of waiting first in the buffer for ever.
+    public static let maxSealableEventBytes = FormatConstants.maxPayloadLength - FormatConstants.tagSize
+
+    /// Refuses the call when one of `events` can never be sealed (nothing of the call is sent or kept).
+    /// - Throws: ``AuditClientError/Code/refused`` naming the event's position in ``AuditClientError/line``.
+    static func refuseUnsealable(_ events: [AuditEvent]) throws(AuditClientError) {
+        for (index, event) in events.enumerated() {
+            let size = event.canonicalPayload.count
+            guard size > maxSealableEventBytes else { continue }
+            var error = AuditClientError(
+                .refused,
+                "event \(index + 1) is \(size) bytes as a payload, more than the \(maxSealableEventBytes) any agent "
+                    + "can seal: nothing of this call was sent or kept"
+            )
+            error.line = index + 1
+            throw error
+        }
+    }
+
     static func smallerRequest(after outcome: AgentTransport.Outcome, events: Int) -> Int? {
         guard case .retry(let retry) = outcome, retry.kind == .tooLarge, events > 1 else { return nil }
         return events / 2

@@ -313,6 +313,23 @@ import Glibc
         #expect(AuditClientConfiguration(socketPath: "/s").backoff(afterFailures: 99) == .seconds(300))
     }
 
+    @Test func anEventNoAgentCouldSealIsRefusedAtOnceAndNeverBuffered() async throws {
+        let dir = try ClientTempDir()
+        try await ClientTestAgent.withAgent(ClientTestAgent.configuration(dir)) { _ in
+            let client = try Self.client(ClientTestAgent.socket(dir))
+            var huge = ClientTestAgent.critical("huge")
+            huge.attributes["note"] = .string(String(repeating: "x", count: AuditClient.maxSealableEventBytes))
+            let ordinary = ClientTestAgent.critical("ordinary")
+            let refused = await Self.expectFailure(.refused) { _ = try await client.send([ordinary, huge]) }
+            #expect(refused?.line == 2)
+            #expect(refused?.kept.isEmpty == true && refused?.committed.isEmpty == true)
+            await Self.expectFailure(.refused) { try await client.enqueue(huge) }
+            #expect(await client.bufferedCount == 0)
+            // Nothing waits behind it: the next events go through.
+            #expect(try await client.send([ordinary]).count == 1)
+        }
+    }
+
     @Test func theUnlockSinkReportsERR107090AndKeepsTheEventOnce() async throws {
         let dir = try ClientTempDir()
         let client = try Self.client(ClientTestAgent.socket(dir))
