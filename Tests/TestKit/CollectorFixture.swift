@@ -151,6 +151,9 @@ package final class CollectorTempDir: Sendable {
     package func configuration() -> CollectorConfiguration {
         var configuration = CollectorConfiguration(databasePath: database)
         configuration.keyPath = keyPath
+        // A pool of 16 connections is 16 threads per store (one per connection): the suite opens dozens of stores at
+        // once on two cores; 4 keep a test's concurrent batches going without the threads crowding the machine.
+        configuration.postgresConnections = 4
         return configuration
     }
 
