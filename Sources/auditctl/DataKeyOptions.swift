@@ -4,8 +4,8 @@ import AuditStore
 import AuditWire
 import Foundation
 
-/// `--data-key FILE` (repeatable): data keys given as files, for reading events away from the device (`log` and
-/// `verify`, of a local log or a bundle).
+/// `--data-key FILE` (repeatable): data keys given as files, for reading events away from the device (`log`,
+/// `verify` and `verify-proof`).
 struct DataKeyOptions: ParsableArguments {
     @Option(name: .customLong("data-key"), help: "A data key file (32 bytes, mode 0600); repeatable.")
     var files: [String] = []

@@ -94,7 +94,7 @@ struct LogCommand: ParsableCommand {
                 storage,
                 scan: &scan,
                 from: next,
-                reloadKeys: opening ? { try loadDataKeys(from: keys) } : nil
+                reloadKeys: opening ? { try dataKeyFiles.load(merging: keys) } : nil
             )
         }
         try scan.finish()
@@ -113,7 +113,7 @@ struct LogCommand: ParsableCommand {
         showEvents: Bool,
         keys: KeyStore?
     ) throws -> LogScan {
-        let dataKeys = opening ? try loadDataKeys(from: keys) : [:]
+        let dataKeys = opening ? try dataKeyFiles.load(merging: keys) : [:]
         try requireKeys(dataKeys, opening: opening, query: query, format: format)
         return LogScan(
             query: query,
@@ -175,11 +175,6 @@ struct LogCommand: ParsableCommand {
             throw CLIError("--format: \"\(format)\" is not one of text, jsonl, ocsf")
         }
         return parsed
-    }
-
-    /// The `--data-key` files, then the keys of a state directory (nil: none).
-    private func loadDataKeys(from store: KeyStore?) throws -> [KeyID: DataKey] {
-        try dataKeyFiles.load(merging: store)
     }
 
     private func requireKeys(_ keys: [KeyID: DataKey], opening: Bool, query: LogQuery, format: LogFormat) throws {

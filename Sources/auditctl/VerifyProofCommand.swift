@@ -32,11 +32,10 @@ struct VerifyProofCommand: ParsableCommand {
     var collectorKey: String
     @Option(name: .long, help: "The device's public keys (auditctl keys export-public).") var publicKey: String
     @Flag(name: .long, help: "Show the event's content, opened with the data key.") var decrypt = false
-    @Option(name: .long, help: "A data key file for --decrypt (repeatable; default: the state directory's keys).")
-    var dataKey: [String] = []
+    @OptionGroup var dataKeyFiles: DataKeyOptions
 
     func run() throws {
-        guard decrypt || dataKey.isEmpty else { throw CLIError("--data-key goes with --decrypt") }
+        guard decrypt || dataKeyFiles.files.isEmpty else { throw CLIError("--data-key goes with --decrypt") }
         let collector = try ProofChecks.collectorKey(collectorKey)
         let publicKeyBytes = try readInput(publicKey)
         let deviceKeys: [Curve25519.Signing.PublicKey]
@@ -63,7 +62,7 @@ struct VerifyProofCommand: ParsableCommand {
         let view = EntryView(verified.entry, dataKeys: dataKeys)
         show(verified, view: view)
         if let openError = view.openError {
-            let hint = dataKey.isEmpty ? " (give --data-key FILE, or the device's --state-dir)" : ""
+            let hint = dataKeyFiles.files.isEmpty ? " (give --data-key FILE, or the device's --state-dir)" : ""
             FileHandle.standardError.write(Data("auditctl: cannot decrypt the event: \(openError)\(hint)\n".utf8))
             // Without the entry's data key the command could not do what was asked (2); with it, AES-GCM refused or
             // the event is not valid: the signed content itself is wrong (1).
@@ -73,28 +72,8 @@ struct VerifyProofCommand: ParsableCommand {
 
     /// The data keys of `--data-key` files, or else of the state directory.
     private func loadDataKeys() throws -> [KeyID: DataKey] {
-        guard !dataKey.isEmpty else { return try KeyStore(state: global.state).dataKeysById() }
-        var keys: [KeyID: DataKey] = [:]
-        for path in dataKey {
-            let bytes: [UInt8]
-            do {
-                guard let read = try PrivateFile.read(path, maxBytes: 4096) else {
-                    throw CLIError("--data-key \(path): no such file")
-                }
-                bytes = read
-            } catch PrivateFile.Failure.unsafe(let mode) {
-                throw CLIError("--data-key \(path) " + PrivateFile.unsafeAdvice(path, mode: mode))
-            } catch let error as CLIError {
-                throw error
-            } catch {
-                throw CLIError("--data-key \(path): cannot read it (\(error))")
-            }
-            guard let key = try? DataKey(rawRepresentation: bytes) else {
-                throw CLIError("--data-key \(path) is not a 32-byte AES-256 key")
-            }
-            keys[key.id] = key
-        }
-        return keys
+        guard !dataKeyFiles.files.isEmpty else { return try KeyStore(state: global.state).dataKeysById() }
+        return try dataKeyFiles.load(merging: nil)
     }
 
     /// The `logId` a JSON public key file states; nil for the one-key-per-line form.

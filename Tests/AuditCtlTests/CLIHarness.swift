@@ -86,6 +86,31 @@ enum CLIHarness {
         #expect(try await auditctl(state, ["emit", "--input", "-"], stdin: lines.joined(separator: "\n")).status == 0)
     }
 
+    /// What an investigator is given from a device: its log exported as a bundle, its public key file and a copy of
+    /// its data key file, written into `directory`.
+    static func investigatorFiles(
+        _ state: String,
+        in directory: String
+    ) async throws -> (bundle: String, publicKeys: String, dataKey: String) {
+        let bundle = directory + "/log.bundle"
+        let publicKeys = directory + "/public.json"
+        #expect(try await auditctl(state, ["export", "--out", bundle]).status == 0)
+        #expect(try await auditctl(state, ["keys", "export-public", "--out", publicKeys]).status == 0)
+        let dataKey = directory + "/investigator.key"
+        try FileManager.default.copyItem(atPath: try dataKeyPath(state), toPath: dataKey)
+        return (bundle, publicKeys, dataKey)
+    }
+
+    /// The data key file of a state directory (its first, by name).
+    static func dataKeyPath(_ state: String) throws -> String {
+        let name = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: state + "/keys").sorted().first {
+                $0.hasPrefix("data-")
+            }
+        )
+        return state + "/keys/" + name
+    }
+
     static func openLog(_ state: String) throws -> AuditLog {
         let directory = StateDirectory(path: state)
         return try AuditLog(

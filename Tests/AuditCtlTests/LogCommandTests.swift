@@ -93,15 +93,7 @@ struct LogCommandTests {
     @Test("a bundle read with a key file and pinned public keys: JSON Lines and OCSF; no key exits 2")
     func bundle() async throws {
         try await makeLog()
-        let bundle = directory.path + "/log.bundle"
-        let publicKeys = directory.path + "/public.json"
-        #expect(try await CLIHarness.auditctl(state, ["export", "--out", bundle]).status == 0)
-        #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicKeys]).status == 0)
-        let dataKeyName = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: state + "/keys").first { $0.hasPrefix("data-") }
-        )
-        let dataKey = directory.path + "/investigator.key"
-        try FileManager.default.copyItem(atPath: state + "/keys/" + dataKeyName, toPath: dataKey)
+        let (bundle, publicKeys, dataKey) = try await CLIHarness.investigatorFiles(state, in: directory.path)
         let reading = ["log", "--bundle", bundle, "--public-key", publicKeys]
 
         let lines = try await CLIHarness.run(

@@ -39,6 +39,9 @@ struct ProgressTerminalTests {
         let publicKeys = directory.path + "/public.json"
         #expect(try await CLIHarness.auditctl(state, ["export", "--out", bundle]).status == 0)
         #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicKeys]).status == 0)
+        // Over the 1 MiB that bundle readers take at a time: lines are cut across chunks (LineReader).
+        let size = try FileManager.default.attributesOfItem(atPath: bundle)[.size] as? Int ?? 0
+        #expect(size > 1 << 20, "\(size)")
         return (bundle, publicKeys)
     }
 

@@ -260,11 +260,8 @@ struct VerifyProofCommandTests {
         #expect(withState.stdout.contains(#"event: {"attributes":{"unlockDurationMs":2},"#))
         #expect(withState.stdout.contains(#""type":"BIOMETRIC_AUTH_SUCCESS""#))
 
-        let keyName = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: fixture.state + "/keys").first { $0.hasPrefix("data-") }
-        )
         let copy = fixture.path("investigator.key")
-        try FileManager.default.copyItem(atPath: fixture.state + "/keys/" + keyName, toPath: copy)
+        try FileManager.default.copyItem(atPath: try CLIHarness.dataKeyPath(fixture.state), toPath: copy)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: copy)
         let withFile = try await fixture.verifyProof(file, ["--decrypt", "--data-key", copy, "--json"])
         #expect(withFile.status == 0, "\(withFile.stdout) \(withFile.stderr)")

@@ -175,15 +175,7 @@ struct VerifySummaryTests {
 
     @Test("verify --bundle --decrypt opens the events with --data-key or the state directory's keys; none exits 2")
     func bundleDecrypt() async throws {
-        let bundle = directory.path + "/log.bundle"
-        let publicKeys = directory.path + "/public.json"
-        #expect(try await CLIHarness.auditctl(state, ["export", "--out", bundle]).status == 0)
-        #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicKeys]).status == 0)
-        let dataKeyName = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: state + "/keys").first { $0.hasPrefix("data-") }
-        )
-        let dataKey = directory.path + "/investigator.key"
-        try FileManager.default.copyItem(atPath: state + "/keys/" + dataKeyName, toPath: dataKey)
+        let (bundle, publicKeys, dataKey) = try await CLIHarness.investigatorFiles(state, in: directory.path)
         let verifying = ["verify", "--json", "--bundle", bundle, "--public-key", publicKeys, "--decrypt"]
 
         // Away from the device: no key at all is a usage error, not "OK, 0 payloads opened".
@@ -202,10 +194,7 @@ struct VerifySummaryTests {
         // Another log's data key opens nothing: each event is reported undecryptable (exit 1), never passed over.
         let other = directory.path + "/other"
         try await CLIHarness.initWithSixEvents(other)
-        let otherKeyName = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: other + "/keys").first { $0.hasPrefix("data-") }
-        )
-        let wrong = try await CLIHarness.run("auditctl", verifying + ["--data-key", other + "/keys/" + otherKeyName])
+        let wrong = try await CLIHarness.run("auditctl", verifying + ["--data-key", try CLIHarness.dataKeyPath(other)])
         #expect(wrong.status == 1)
         let wrongSummary = try JSONValue(parsing: Array(wrong.stdout.utf8)).objectValue ?? [:]
         #expect(wrongSummary["payloadsOpened"] == 0)
