@@ -17,16 +17,20 @@ struct ChainAnalyzer: Sendable {
         var hash: [UInt8]
         var kindIfIntact: VerificationReport.Finding.Kind
         var detail: String
+        /// The gap the entry's position opened, whose bridge hash is its `prevHash` only if its header proves intact.
+        var gapIndex: Int?
     }
 
     private struct Gap: Sendable {
         var from: UInt64
         var to: UInt64
-        /// The previous hash of the entry after the gap: the hash the last missing entry must have had.
-        var bridge: [UInt8]
+        /// The previous hash of the entry after the gap: the hash the last missing entry must have had; nil when
+        /// that entry is damaged (its header cannot be trusted).
+        var bridge: [UInt8]?
     }
 
     private let firstSeq: UInt64
+    private let announcedLastSeq: UInt64?
     private let checkpoint: SignedCheckpoint?
     private let dataKeys: [KeyID: DataKey]
     private let catalogue: EventCatalogue
@@ -51,6 +55,7 @@ struct ChainAnalyzer: Sendable {
 
     init(options: ChainVerifier.Options) {
         firstSeq = options.firstSeq
+        announcedLastSeq = options.announcedLastSeq
         checkpoint = options.trustedCheckpoint
         dataKeys = Dictionary(options.dataKeys.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         catalogue = options.catalogue
@@ -85,11 +90,14 @@ struct ChainAnalyzer: Sendable {
     private mutating func examine(_ examined: ExaminedEntry) {
         report.entriesChecked += 1
         // Saturating: a header may claim seq 2^64 - 1, and nothing can follow it.
-        let expected = tip.map { $0.seq == .max ? .max : $0.seq + 1 } ?? firstSeq
+        // Every copy starts with the genesis, a range export too (docs/FORMAT.md, section 11).
+        let expected = tip.map { $0.seq == .max ? .max : $0.seq + 1 } ?? 0
         guard let header = examined.header else {
             resolvePending(nextPrevHash: nil)
             activeDataKey = nil
             let seq = examined.storageSeq ?? expected
+            // Entries absent before a damaged one are missing all the same (the header cannot say what it linked to).
+            _ = noteSkipped(before: seq, bridge: nil)
             problem(seq, .malformed, examined.malformed ?? "entry does not follow the layout")
             tip = Tip(seq: max(seq, tip?.seq ?? 0), hash: nil)
             return
@@ -103,19 +111,23 @@ struct ChainAnalyzer: Sendable {
         if examined.signature == .invalid || examined.signature == .unknownKey {
             activeDataKey = nil
             let seq = header.seq == expected ? header.seq : (examined.storageSeq ?? expected)
+            let gapIndex = noteSkipped(before: seq, bridge: header.prevHash)
             pending =
                 examined.signature == .invalid
                 ? Pending(
                     seq: seq,
                     hash: examined.hash,
                     kindIfIntact: .signatureInvalid,
-                    detail: "the signature does not verify with key \(header.signingKeyId)"
+                    detail: "the signature does not verify with key \(header.signingKeyId)",
+                    gapIndex: gapIndex
                 )
                 : Pending(
                     seq: seq,
                     hash: examined.hash,
                     kindIfIntact: .unknownKey,
-                    detail: "signed by key \(header.signingKeyId), which is neither pinned nor introduced by a rotation"
+                    detail:
+                        "signed by key \(header.signingKeyId), which is neither pinned nor introduced by a rotation",
+                    gapIndex: gapIndex
                 )
             tip = Tip(seq: max(seq, tip?.seq ?? 0), hash: nil)
             if seq == checkpoint?.seq { checkpointHashSeen = examined.hash }
@@ -205,11 +217,25 @@ struct ChainAnalyzer: Sendable {
         return true
     }
 
+    /// Records the seqs between the tip and `seq`, the position of an entry that is not authentic, as a gap whose
+    /// bridge hash is `bridge`; returns the gap's index, or nil when there is none.
+    private mutating func noteSkipped(before seq: UInt64, bridge: [UInt8]?) -> Int? {
+        if let tip {
+            guard seq > tip.seq, seq - 1 > tip.seq else { return nil }
+            gaps.append(Gap(from: tip.seq + 1, to: seq - 1, bridge: bridge))
+        } else {
+            guard seq > 0 else { return nil }
+            gaps.append(Gap(from: 0, to: seq - 1, bridge: bridge))
+        }
+        activeDataKey = nil
+        return gaps.count - 1
+    }
+
     /// Removes `seq` from the gaps; true if it was in one (the entry came late, not twice).
     private mutating func fillGap(at seq: UInt64) -> Bool {
         guard let index = gaps.firstIndex(where: { $0.from <= seq && seq <= $0.to }) else { return false }
         let gap = gaps.remove(at: index)
-        if gap.from < seq { gaps.append(Gap(from: gap.from, to: seq - 1, bridge: [])) }
+        if gap.from < seq { gaps.append(Gap(from: gap.from, to: seq - 1, bridge: nil)) }
         if seq < gap.to { gaps.append(Gap(from: seq + 1, to: gap.to, bridge: gap.bridge)) }
         return true
     }
@@ -221,6 +247,7 @@ struct ChainAnalyzer: Sendable {
             problem(pending.seq, pending.kindIfIntact, pending.detail)
             if tip?.seq == pending.seq { tip?.hash = pending.hash }
         } else if nextPrevHash != nil {
+            if let index = pending.gapIndex { gaps[index].bridge = nil }
             problem(
                 pending.seq,
                 .headerModified,
@@ -229,6 +256,7 @@ struct ChainAnalyzer: Sendable {
             )
         } else if let checkpoint, checkpoint.seq == pending.seq {
             let intact = checkpoint.entryHash == pending.hash
+            if !intact, let index = pending.gapIndex { gaps[index].bridge = nil }
             problem(
                 pending.seq,
                 intact ? pending.kindIfIntact : .headerModified,
@@ -359,6 +387,7 @@ struct ChainAnalyzer: Sendable {
             problem(0, .missing, "the log holds no entries, not even the genesis")
         }
         if let checkpoint { checkTrustedCheckpoint(checkpoint) }
+        checkAnnouncedEnd()
         resolveGaps()
         report.problems.sort { ($0.seq, $0.kind.rawValue) < ($1.seq, $1.kind.rawValue) }
         return report
@@ -380,7 +409,9 @@ struct ChainAnalyzer: Sendable {
         }
         let reached = tip?.seq
         if reached == nil || reached! < checkpoint.seq {
-            let from = reached.map { $0 + 1 } ?? firstSeq
+            // Only the part of the cut inside the copy: a checkpoint below a range copy's firstSeq says nothing of it.
+            let from = max(reached.map { $0 + 1 } ?? 0, firstSeq)
+            guard from <= checkpoint.seq else { return }
             problem(
                 from,
                 .truncated,
@@ -392,9 +423,31 @@ struct ChainAnalyzer: Sendable {
         }
     }
 
-    /// Each gap is either bridged by removal records (``ChainRules/bridge(_:bridgeHash:removals:)``) or reported
-    /// missing.
+    /// The end a copy announces without a signature (a bundle header's `lastSeq`): a copy whose entries (damaged
+    /// ones included, as they hold their place) end before it was cut or copied in part, unless the trusted
+    /// checkpoint already reports the cut (docs/FORMAT.md, section 10 step 6).
+    private mutating func checkAnnouncedEnd() {
+        guard let announced = announcedLastSeq, !report.problems.contains(where: { $0.kind == .truncated }) else {
+            return
+        }
+        let reached = tip?.seq
+        if let reached, reached >= announced { return }
+        let from = max(reached.map { $0 + 1 } ?? 0, firstSeq)
+        guard from <= announced else { return }
+        problem(
+            from,
+            .truncated,
+            "the entries end at \(reached.map(String.init) ?? "nothing") but the header announces entries through seq "
+                + "\(announced)",
+            lastSeq: announced
+        )
+    }
+
+    /// Each gap is either bridged by removal records (``ChainRules/bridge(_:bridgeHash:covering:present:)``, the
+    /// entries of a record's range this copy holds counted as present) or reported missing.
     private mutating func resolveGaps() {
+        let missing = gaps.flatMap { absentSeqs($0) }
+        let records = report.accounted.indices.map { IndexedRemoval(index: $0, removal: report.accounted[$0].removal) }
         for gap in gaps.sorted(by: { $0.from < $1.from }) {
             var from = max(gap.from, firstSeq)
             if gap.from == 0 {
@@ -402,13 +455,57 @@ struct ChainAnalyzer: Sendable {
                 from = max(from, 1)
             }
             guard from <= gap.to else { continue }
-            let removals = report.accounted.map(\.removal)
-            if let used = ChainRules.bridge(from...gap.to, bridgeHash: gap.bridge, removals: removals) {
-                for index in used { report.accounted[index].bridgedGap = true }
+            let used = ChainRules.bridge(
+                from...gap.to,
+                bridgeHash: gap.bridge,
+                covering: { seq in records.filter { $0.firstSeq <= seq && seq <= $0.lastSeq } },
+                present: { range in Self.present(in: range, missing: missing) }
+            )
+            if let used {
+                for record in used { report.accounted[record.index].bridgedGap = true }
             } else {
                 let violation = ChainRules.Violation.unaccountedGap(from: from, to: gap.to)
                 problem(from, .missing, violation.description, lastSeq: gap.to)
             }
         }
     }
+
+    /// The seqs of a gap this copy should hold: the genesis, and the rest from `firstSeq` on (below it is outside a
+    /// range copy, so counted as present by the gap rule).
+    private func absentSeqs(_ gap: Gap) -> [ClosedRange<UInt64>] {
+        var ranges: [ClosedRange<UInt64>] = []
+        if gap.from == 0 { ranges.append(0...0) }
+        let from = max(gap.from, firstSeq, gap.from == 0 ? 1 : 0)
+        if from <= gap.to { ranges.append(from...gap.to) }
+        return ranges
+    }
+
+    /// How many seqs of `range` this copy holds: the range less the missing seqs in it.
+    private static func present(in range: ClosedRange<UInt64>, missing: [ClosedRange<UInt64>]) -> UInt64 {
+        // Counted as "size - 1" values, so that a range of all 2^64 seqs does not overflow; gaps are disjoint.
+        var absent: UInt64?
+        for gap in missing where gap.overlaps(range) {
+            let overlap = max(gap.lowerBound, range.lowerBound)...min(gap.upperBound, range.upperBound)
+            let size = overlap.upperBound - overlap.lowerBound
+            guard let sum = absent else {
+                absent = size
+                continue
+            }
+            let (next, overflow) = sum.addingReportingOverflow(size)
+            absent = overflow ? .max : next.addingReportingOverflow(1).partialValue
+        }
+        let size = range.upperBound - range.lowerBound
+        guard let absent else { return size == .max ? .max : size + 1 }
+        return absent >= size ? 0 : size - absent
+    }
+}
+
+/// A removal record the verifier read, with its place in the report's `accounted` list.
+private struct IndexedRemoval: RemovalRange {
+    let index: Int
+    let removal: SystemRecord.Removal
+    var firstSeq: UInt64 { removal.firstSeq }
+    var lastSeq: UInt64 { removal.lastSeq }
+    var count: UInt64 { removal.count }
+    var lastRemovedHash: [UInt8] { removal.lastRemovedHash }
 }

@@ -23,6 +23,9 @@ public struct ChainVerifier: Sendable {
         /// Entries below this sequence number (other than the genesis) are outside this copy, as in an export
         /// of a range: their absence is not a problem.
         public var firstSeq: UInt64 = 0
+        /// The last sequence number the copy announces without a signature (a bundle header's `lastSeq`): entries
+        /// that end before it are `truncated` (docs/FORMAT.md, section 10 step 6). Nil: nothing announced.
+        public var announcedLastSeq: UInt64?
         /// In fast mode, the longest run of entries without a verified signature.
         public var anchorInterval = 1024
         /// Threads used for signature checks.
@@ -70,7 +73,7 @@ public struct ChainVerifier: Sendable {
         entriesConsumed += 1
         // Only the kind is read here (is it an anchor?); the entry is parsed in the parallel pass.
         let kind = SealedEntry.kindIfWellFormed(bytes)
-        segment.append(RawEntry(bytes: bytes, storageSeq: storageSeq, lookup: lookup))
+        segment.append(RawEntry(bytes: bytes, storageSeq: storageSeq, lookup: lookup, unreadable: nil))
         if options.fast {
             if kind == .genesis || kind == .keyRotation || kind == .checkpoint
                 || segment.count >= options.anchorInterval
@@ -80,6 +83,18 @@ public struct ChainVerifier: Sendable {
         } else if segment.count >= options.batchSize {
             flush()
         }
+    }
+
+    /// Adds an entry the storage could not hand over as bytes (a bundle line that is not an entry line): it is
+    /// `malformed`, at `storageSeq` or else the position after the previous entry (docs/FORMAT.md, section 10
+    /// step 1), and holds its place like any damaged entry.
+    /// - Parameters:
+    ///   - detail: what was wrong, for the finding.
+    ///   - storageSeq: the position the storage states, if it can still be read.
+    public mutating func consumeUnreadable(_ detail: String, storageSeq: UInt64? = nil) {
+        entriesConsumed += 1
+        segment.append(RawEntry(bytes: [], storageSeq: storageSeq, lookup: nil, unreadable: detail))
+        if segment.count >= (options.fast ? options.anchorInterval : options.batchSize) { flush() }
     }
 
     /// Ends the stream and returns the report.
@@ -191,6 +206,8 @@ struct RawEntry: Sendable {
     let bytes: [UInt8]
     let storageSeq: UInt64?
     let lookup: StoredLookup?
+    /// Why the storage could not hand over the entry's bytes, if it could not.
+    let unreadable: String?
 }
 
 /// An entry examined in place: its header decoded, its digest, hash and signature checked on the serialized
@@ -243,6 +260,7 @@ final class ExaminedEntry: Sendable {
         let header: EntryHeader
         do throws(AuditChainError) {
             // The layout checks of SealedEntry(serialized:), without copying the parts out.
+            if let unreadable = raw.unreadable { throw AuditChainError(.malformedEntry, unreadable) }
             guard SealedEntry.kindIfWellFormed(raw.bytes) != nil else {
                 _ = try SealedEntry(serialized: raw.bytes)
                 throw AuditChainError(.malformedEntry, "entry does not follow the layout")

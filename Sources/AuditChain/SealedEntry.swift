@@ -117,7 +117,7 @@ public struct SealedEntry: Sendable, Hashable {
 
     /// The record kind of a serialized entry if ``init(serialized:)`` would accept its layout, else nil; reads a
     /// few bytes and allocates nothing.
-    static func kindIfWellFormed(_ bytes: [UInt8]) -> RecordKind? {
+    public static func kindIfWellFormed(_ bytes: [UInt8]) -> RecordKind? {
         guard bytes.count >= overhead, bytes[0..<4].elementsEqual(FormatConstants.magic),
             bytes[4] == FormatConstants.version, let kind = RecordKind(rawValue: bytes[5]), bytes[6] == 0, bytes[7] == 0
         else { return nil }

@@ -279,6 +279,14 @@ struct StoreChain: HeldChain {
         return cache[seq]
     }
 
+    mutating func nextHeld(after seq: UInt64) throws -> UInt64? {
+        let next = try db.integer(
+            "SELECT MIN(seq) FROM entries WHERE logId = ? AND seq > ?",
+            [.blob(logId), .integer(Int64(clamping: seq))]
+        )
+        return next.map { UInt64(clamping: $0) }
+    }
+
     mutating func removals(covering seq: UInt64) throws -> [RemovalSpan] {
         try db.rows(
             """

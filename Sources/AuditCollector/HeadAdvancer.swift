@@ -19,6 +19,8 @@ public struct CollectorHead: Sendable, Hashable {
 public protocol HeldChain {
     /// The held entry at `seq` (hash and prevHash), if any.
     mutating func link(at seq: UInt64) throws -> (entryHash: [UInt8], prevHash: [UInt8])?
+    /// The first held entry with a seq above `seq`, if any.
+    mutating func nextHeld(after seq: UInt64) throws -> UInt64?
     /// Removal records held whose range contains `seq`.
     mutating func removals(covering seq: UInt64) throws -> [RemovalSpan]
     /// How many entries with a seq in `range` are held.
@@ -29,12 +31,11 @@ public protocol HeldChain {
 /// over a ``HeldChain``.
 ///
 /// The head starts at the genesis. From head `(s, h)` it moves to `s + 1` when that entry is held and its
-/// `prevHash` is `h`. When `s + 1` is missing, a removal record whose range `firstSeq ... lastSeq` contains
-/// `s + 1` moves it to `(lastSeq, lastRemovedHash)`, provided every entry of the range the record does not count
-/// as removed is held, and the entry at `lastSeq + 1` is held and links to `lastRemovedHash` — or is missing
-/// too, removed later and accounted by a later record (adjacent runs sealed at different times). Such a chain
-/// of bridges counts only once a held entry links to its end; otherwise the head stays where a held entry last
-/// confirmed it. The acknowledged head never passes an unbridged gap.
+/// `prevHash` is `h`. When `s + 1` is missing, the gap runs to the next held entry `n`; it moves to `n` when held
+/// removal records bridge the gap by the one rule the offline verifier applies too
+/// (``ChainRules/bridge(_:bridgeHash:covering:present:)``, docs/FORMAT.md section 10 step 6, with the entries the
+/// collector holds counted as present), so that a copy the collector vouches for verifies offline. The
+/// acknowledged head never passes an unbridged gap.
 public enum HeadAdvancer {
     /// The furthest head reachable from `head` (nil: no genesis held yet).
     /// - Throws: whatever reading `chain` throws.
@@ -46,53 +47,24 @@ public enum HeadAdvancer {
             guard let genesis = try chain.link(at: 0) else { return nil }
             current = CollectorHead(seq: 0, hash: genesis.entryHash)
         }
-        // The last head a held entry confirmed; a bridge onto another gap is passed provisionally.
-        var confirmed = current
         while current.seq < UInt64.max - 1 {
             let next = current.seq + 1
             if let link = try chain.link(at: next) {
                 guard ChainRules.link(seq: next, prevHash: link.prevHash, after: current.seq, hash: current.hash) == nil
                 else { break }
                 current = CollectorHead(seq: next, hash: link.entryHash)
-                confirmed = current
                 continue
             }
-            guard let bridge = try bridge(from: next, in: &chain) else { break }
-            current = CollectorHead(seq: bridge.lastSeq, hash: bridge.lastRemovedHash)
-        }
-        return confirmed
-    }
-
-    /// The removal record that bridges the gap starting at `missing`: the one reaching furthest whose next entry
-    /// is held and links to it, else the one reaching furthest whose next entry is missing too (provisional).
-    private static func bridge(from missing: UInt64, in chain: inout some HeldChain) throws -> RemovalSpan? {
-        let candidates = try chain.removals(covering: missing).sorted { $0.lastSeq > $1.lastSeq }
-        var provisional: RemovalSpan?
-        for span in candidates where span.lastSeq >= missing && span.lastSeq < UInt64.max {
-            // The entries of the range the record does not count as removed must be held (counted only when needed).
-            let whole = span.accountsForRange(present: 0)
-            if !whole, try !span.accountsForRange(present: chain.heldCount(in: span.firstSeq...span.lastSeq)) {
-                continue
-            }
-            guard let after = try chain.link(at: span.lastSeq + 1) else {
-                provisional = provisional ?? span
-                continue
-            }
-            let linked = ChainRules.link(
-                seq: span.lastSeq + 1,
-                prevHash: after.prevHash,
-                after: span.lastSeq,
-                hash: span.lastRemovedHash
+            guard let held = try chain.nextHeld(after: next), let after = try chain.link(at: held) else { break }
+            let bridged = try ChainRules.bridge(
+                next...(held - 1),
+                bridgeHash: after.prevHash,
+                covering: { try chain.removals(covering: $0) },
+                present: { try chain.heldCount(in: $0) }
             )
-            if linked == nil { return span }
+            guard bridged != nil else { break }
+            current = CollectorHead(seq: held, hash: after.entryHash)
         }
-        return provisional
-    }
-}
-
-extension RemovalSpan {
-    /// ``ChainRules/accountsForRange(firstSeq:lastSeq:count:present:)`` for this span.
-    fileprivate func accountsForRange(present: UInt64) -> Bool {
-        ChainRules.accountsForRange(firstSeq: firstSeq, lastSeq: lastSeq, count: count, present: present)
+        return current
     }
 }

@@ -54,7 +54,7 @@ public struct KeyGrant: Sendable, Hashable {
 }
 
 /// The range an accounted-removal or retention-prune record held by the collector accounts for.
-public struct RemovalSpan: Sendable, Hashable {
+public struct RemovalSpan: Sendable, Hashable, RemovalRange {
     /// Sequence number of the removal record itself.
     public var recordSeq: UInt64
     /// First sequence number of the range.

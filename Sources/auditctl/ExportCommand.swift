@@ -83,7 +83,15 @@ struct ExportCommand: AsyncParsableCommand {
                 buffer.removeAll(keepingCapacity: true)
             }
         }
-        if from > 0, let genesis = try log.storage.entries(from: 0, through: 0, limit: 1).first { try write(genesis) }
+        // Before a range: the genesis and every key rotation, the key history a verifier needs to trust the keys
+        // that sign the range (docs/FORMAT.md, section 11).
+        if from > 0 {
+            try log.storage.forEachEntry(from: 0, through: from - 1) { entry in
+                let kind = SealedEntry.kindIfWellFormed(entry.bytes)
+                if entry.seq == 0 || kind == .keyRotation { try write(entry) }
+                return true
+            }
+        }
         try log.storage.forEachEntry(from: from, through: last) { entry in
             try write(entry)
             return true

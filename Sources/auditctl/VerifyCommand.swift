@@ -107,6 +107,7 @@ struct VerifyCommand: ParsableCommand {
         var options = ChainVerifier.Options(trustedKeys: bundle.trustedKeys)
         options.fast = fast
         options.firstSeq = header.firstSeq
+        options.announcedLastSeq = header.lastSeq
         options.trustedCheckpoint = checkpoint ?? header.checkpoint
         options.catalogue = try global.loadCatalogue()
         if decrypt { options.dataKeys = try decryptionKeys(merging: global.namedKeyStore) }
@@ -118,26 +119,17 @@ struct VerifyCommand: ParsableCommand {
         while let line = try reader.next() {
             lineNumber += 1
             if line.isEmpty { continue }
-            let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
-            verifier.consume(entry.bytes, storageSeq: entry.seq)
+            do {
+                let entry = try LogBundle.entry(line: line, lineNumber: lineNumber)
+                verifier.consume(entry.bytes, storageSeq: entry.seq)
+            } catch {
+                // A damaged line holds its place: malformed, like an entry whose bytes are damaged.
+                verifier.consumeUnreadable("bundle line \(lineNumber) is not an entry line")
+            }
             if verifier.entriesConsumed % 1024 == 0 { progress.update(verifier.entriesConsumed) }
         }
-        var report = verifier.finish()
-        // The header is not signed, but a file that ends before the entries it announces was cut (or copied in
-        // part): said, unless a checkpoint already reports the cut.
-        if let reached = report.head?.seq, reached < header.lastSeq,
-            !report.problems.contains(where: { $0.kind == .truncated })
-        {
-            report.problems.append(
-                .init(
-                    seq: reached + 1,
-                    lastSeq: header.lastSeq,
-                    kind: .truncated,
-                    detail: "the bundle's entries end at \(reached) but its header announces entries through seq "
-                        + "\(header.lastSeq)"
-                )
-            )
-        }
+        // The header's lastSeq is not signed, but a file that ends before it was cut: the verifier says so.
+        let report = verifier.finish()
         return (report, header)
     }
 }

@@ -164,25 +164,70 @@ import Testing
         .init(reason: "fifo", firstSeq: first, lastSeq: last, count: count ?? last - first + 1, lastRemovedHash: hash)
     }
 
-    @Test("a gap is bridged by whole-range removal records that cover it and end in the hash the next entry links to")
+    /// ``ChainRules/bridge(_:bridgeHash:covering:present:)`` over records in an array, for a copy that holds the
+    /// seqs `held` (nil: every seq but the gap's); the indices of the records used.
+    static func bridge(
+        _ gap: ClosedRange<UInt64>,
+        bridgeHash: [UInt8]?,
+        removals: [SystemRecord.Removal],
+        held: Set<UInt64>? = nil
+    ) -> [Int]? {
+        let indexed = removals.enumerated().map { Indexed(index: $0.offset, removal: $0.element) }
+        return ChainRules.bridge(
+            gap,
+            bridgeHash: bridgeHash,
+            covering: { seq in indexed.filter { $0.firstSeq <= seq && seq <= $0.lastSeq } },
+            present: { range in UInt64(range.filter { held?.contains($0) ?? !gap.contains($0) }.count) }
+        )?.map(\.index)
+    }
+
+    struct Indexed: RemovalRange {
+        let index: Int
+        let removal: SystemRecord.Removal
+        var firstSeq: UInt64 { removal.firstSeq }
+        var lastSeq: UInt64 { removal.lastSeq }
+        var count: UInt64 { removal.count }
+        var lastRemovedHash: [UInt8] { removal.lastRemovedHash }
+    }
+
+    @Test("a gap is bridged by removal records that cover it and end in the hash the next entry links to")
     func bridges() {
         let gap: ClosedRange<UInt64> = 3...6
-        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(3, 6)]) == [0])
-        // Two adjacent runs, in any order; a record beyond the gap is not used.
-        let runs = [Self.removal(5, 6), Self.removal(3, 4, hash: Self.hashB), Self.removal(3, 7)]
-        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: runs) == [1, 0])
-        // The last removed hash must be the one the entry after the gap links to.
-        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashB, removals: [Self.removal(3, 6)]) == nil)
-        // A record that counts fewer entries than its range does not account for a gap.
-        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(3, 6, count: 3)]) == nil)
+        #expect(Self.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(3, 6)]) == [0])
+        // Two adjacent runs, in any order; the one reaching furthest is taken.
+        let runs = [Self.removal(5, 6), Self.removal(3, 4, hash: Self.hashB), Self.removal(2, 3)]
+        #expect(Self.bridge(gap, bridgeHash: Self.hashA, removals: runs) == [1, 0])
+        // The last removed hash must be the one the entry after the gap links to; unknown fails.
+        #expect(Self.bridge(gap, bridgeHash: Self.hashB, removals: [Self.removal(3, 6)]) == nil)
+        #expect(Self.bridge(gap, bridgeHash: nil, removals: [Self.removal(3, 6)]) == nil)
+        // Of two records ending at the gap's end, the one that links.
+        let two = [Self.removal(3, 6, hash: Self.hashB), Self.removal(3, 6)]
+        #expect(Self.bridge(gap, bridgeHash: Self.hashA, removals: two) == [1])
+        // A record that counts fewer entries than its range accounts only when the copy holds the rest.
+        #expect(Self.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(3, 6, count: 3)]) == nil)
+        #expect(Self.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(2, 6, count: 4)]) == [0])
         // A hole in the coverage.
-        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(4, 6)]) == nil)
-        #expect(ChainRules.bridge(gap, bridgeHash: Self.hashA, removals: []) == nil)
+        #expect(Self.bridge(gap, bridgeHash: Self.hashA, removals: [Self.removal(4, 6)]) == nil)
+        #expect(Self.bridge(gap, bridgeHash: Self.hashA, removals: []) == nil)
         // Extreme seqs: no overflow.
         let top: ClosedRange<UInt64> = (UInt64.max - 2)...(UInt64.max - 1)
         let topRecord = Self.removal(UInt64.max - 2, UInt64.max - 1)
-        #expect(ChainRules.bridge(top, bridgeHash: Self.hashA, removals: [topRecord]) == [0])
-        #expect(ChainRules.bridge(5...UInt64.max, bridgeHash: Self.hashA, removals: [Self.removal(5, .max)]) == nil)
+        #expect(Self.bridge(top, bridgeHash: Self.hashA, removals: [topRecord]) == [0])
+        #expect(Self.bridge(5...UInt64.max, bridgeHash: Self.hashA, removals: [Self.removal(5, .max)]) == nil)
+    }
+
+    @Test("a record reaching past the gap bridges it without a link: the entry after the gap lies in its range")
+    func bridgesInsideARange() {
+        // The collector's case (docs/PROTOCOL.md 5.3): entries 10...40 left delivery, the collector holds 20...30.
+        let record = Self.removal(10, 40, hash: Self.hashB)
+        let held = Set<UInt64>(20...30)
+        #expect(Self.bridge(10...19, bridgeHash: Self.hashA, removals: [record], held: held) == [0])
+        #expect(Self.bridge(31...40, bridgeHash: Self.hashB, removals: [record], held: held) == [0])
+        #expect(Self.bridge(31...40, bridgeHash: Self.hashA, removals: [record], held: held) == nil)
+        // A record of 21 removed entries of 31 accounts for a copy lacking 21 (10 held), not one lacking 22 (9 held).
+        let partial = Self.removal(10, 40, count: 21, hash: Self.hashB)
+        #expect(Self.bridge(10...19, bridgeHash: Self.hashA, removals: [partial], held: Set(21...30)) == [0])
+        #expect(Self.bridge(10...19, bridgeHash: Self.hashA, removals: [partial], held: Set(22...30)) == nil)
     }
 
     @Test("a removal record accounts for its range when what it does not count as removed is present")

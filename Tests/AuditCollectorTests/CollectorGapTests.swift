@@ -130,6 +130,10 @@ struct MemoryChain: HeldChain {
 
     mutating func link(at seq: UInt64) throws -> (entryHash: [UInt8], prevHash: [UInt8])? { links[seq] }
 
+    mutating func nextHeld(after seq: UInt64) throws -> UInt64? {
+        links.keys.filter { $0 > seq }.min()
+    }
+
     mutating func removals(covering seq: UInt64) throws -> [RemovalSpan] {
         spans.filter { $0.firstSeq <= seq && seq <= $0.lastSeq }
     }

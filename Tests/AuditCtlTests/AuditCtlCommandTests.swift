@@ -241,6 +241,28 @@ struct AuditCtlCommandTests {
         #expect(verify.stdout.contains("5 payloads opened"))
     }
 
+    @Test("a range export after a key rotation carries the rotation, and verifies with the genesis key pinned")
+    func rangeExportAfterRotation() async throws {
+        try await initialize()
+        try await emitSome()
+        let genesisKey = directory.path + "/genesis.json"
+        #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", genesisKey]).status == 0)
+        #expect(try await CLIHarness.auditctl(state, ["keys", "rotate"]).status == 0)
+        try await emitSome()
+        let ranged = directory.path + "/after-rotation.jsonl"
+        // seq 4 is the rotation: the range starts after it.
+        #expect(try await CLIHarness.auditctl(state, ["export", "--out", ranged, "--from", "6"]).status == 0)
+        let lines = try String(contentsOfFile: ranged, encoding: .utf8).split(separator: "\n")
+        #expect(lines.contains { $0.contains(#""seq":4"#) })
+        let elsewhere = directory.path + "/empty-state"
+        let verified = try await CLIHarness.auditctl(
+            elsewhere,
+            ["verify", "--bundle", ranged, "--public-key", genesisKey]
+        )
+        #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+        #expect(!verified.stdout.contains("unknownKey"))
+    }
+
     @Test("export writes a bundle that verify --bundle checks offline with public keys only")
     func exportBundle() async throws {
         try await initialize()

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Blocking POSIX socket helpers for ``FaultProxy``: loopback listen and connect, whole writes, HTTP/1.1 messages.
-enum SyncFaultSocket {
+package enum SyncFaultSocket {
     /// An HTTP/1.1 message as the proxy sees it: the head (start line and headers) and the body.
     struct Message {
         /// Start line.
@@ -50,7 +50,7 @@ enum SyncFaultSocket {
     }
 
     /// A non-blocking listening socket on 127.0.0.1:`port` (0: any free port) and its bound port.
-    static func listen(port: UInt16) throws -> (fd: Int32, port: UInt16) {
+    package static func listen(port: UInt16) throws -> (fd: Int32, port: UInt16) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw fail("socket") }
         var one: Int32 = 1

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -10,9 +10,9 @@ import Glibc
 ///
 /// One request per client connection (it answers `Connection: close`), one thread per connection, blocking
 /// sockets. ``shutdown()`` closes every socket and waits for every thread; call it at the end of each test.
-final class FaultProxy: Sendable {
+package final class FaultProxy: Sendable {
     /// What the proxy does with the next request.
-    enum Mode: Sendable, Hashable {
+    package enum Mode: Sendable, Hashable {
         /// Forward to the backend and back.
         case passThrough
         /// Stop listening: connecting is refused (ECONNREFUSED).
@@ -25,11 +25,14 @@ final class FaultProxy: Sendable {
         case resetMidResponse
         /// Wait this long, then forward.
         case slow(milliseconds: Int)
+        /// Forward at once, then hold the backend's answer this long before passing it on (the backend has stored
+        /// the request; a client with a shorter deadline never learns it).
+        case answerLate(milliseconds: Int)
         /// Answer 413 when the batch has more than this many entries (counts `"idempotencyKey":`), else forward.
         case tooLargeAbove(entries: Int)
 
         /// The key under which requests are counted.
-        var name: String {
+        package var name: String {
             switch self {
             case .passThrough: "passThrough"
             case .refuse: "refuse"
@@ -37,6 +40,7 @@ final class FaultProxy: Sendable {
             case .status(let code, _): "status\(code)"
             case .resetMidResponse: "reset"
             case .slow: "slow"
+            case .answerLate: "answerLate"
             case .tooLargeAbove: "tooLarge"
             }
         }
@@ -53,14 +57,14 @@ final class FaultProxy: Sendable {
     }
 
     /// The port the proxy listens on (kept across ``Mode/refuse``).
-    let port: UInt16
+    package let port: UInt16
     /// The backend's port on 127.0.0.1 (``setUpstream(_:)`` moves it, as a load balancer would to a new backend).
-    var upstream: UInt16 { upstreamPort.withLock { $0 } }
+    package var upstream: UInt16 { upstreamPort.withLock { $0 } }
     private let upstreamPort: Mutex<UInt16>
     private let state = Mutex(State())
 
     /// Starts a proxy on 127.0.0.1, port 0, in front of 127.0.0.1:`upstream`.
-    init(upstream: Int) throws {
+    package init(upstream: Int) throws {
         self.upstreamPort = Mutex(UInt16(upstream))
         let (fd, port) = try SyncFaultSocket.listen(port: 0)
         self.port = port
@@ -72,13 +76,13 @@ final class FaultProxy: Sendable {
     }
 
     /// Forwards to another backend from the next request on.
-    func setUpstream(_ port: Int) { upstreamPort.withLock { $0 = UInt16(port) } }
+    package func setUpstream(_ port: Int) { upstreamPort.withLock { $0 = UInt16(port) } }
 
     /// The proxy's base URL.
-    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    package var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// Switches the mode; switching to or from ``Mode/refuse`` closes or re-opens the listening socket at once.
-    func set(_ mode: Mode) throws {
+    package func set(_ mode: Mode) throws {
         try state.withLock { state in
             state.mode = mode
             if mode == .refuse, state.listener >= 0 {
@@ -93,13 +97,13 @@ final class FaultProxy: Sendable {
     }
 
     /// Requests seen, by mode name (``Mode/name``); refused connections are not seen.
-    var counts: [String: Int] { state.withLock { $0.counts } }
+    package var counts: [String: Int] { state.withLock { $0.counts } }
 
     /// Requests forwarded to the backend.
-    var forwarded: Int { state.withLock { $0.forwarded } }
+    package var forwarded: Int { state.withLock { $0.forwarded } }
 
     /// Closes every socket and waits (bounded) for every thread to finish.
-    func shutdown() {
+    package func shutdown() {
         state.withLock { state in
             state.stopping = true
             if state.listener >= 0 {
@@ -178,6 +182,8 @@ final class FaultProxy: Sendable {
             let until = ContinuousClock.now + .milliseconds(milliseconds)
             while ContinuousClock.now < until, !stopping { usleep(5000) }
             forward(request, to: client, cutInHalf: false)
+        case .answerLate(let milliseconds):
+            forward(request, to: client, cutInHalf: false, holdFor: .milliseconds(milliseconds))
         case .tooLargeAbove(let limit):
             if SyncFaultSocket.count(Array(#""idempotencyKey":"#.utf8), in: request.body) > limit {
                 answer(client, status: 413, retryAfter: nil)
@@ -187,8 +193,14 @@ final class FaultProxy: Sendable {
         }
     }
 
-    /// Forwards one request and its response; `cutInHalf` sends half the response, then an RST.
-    private func forward(_ request: SyncFaultSocket.Message, to client: Int32, cutInHalf: Bool) {
+    /// Forwards one request and its response; `cutInHalf` sends half the response, then an RST; `holdFor` waits
+    /// that long between the backend's answer and passing it on.
+    private func forward(
+        _ request: SyncFaultSocket.Message,
+        to client: Int32,
+        cutInHalf: Bool,
+        holdFor: Duration = .zero
+    ) {
         guard let backend = try? SyncFaultSocket.connect(port: upstream) else {
             answer(client, status: 502, retryAfter: nil)
             return
@@ -210,6 +222,8 @@ final class FaultProxy: Sendable {
             return
         }
         var bytes = response.bytesForwarded
+        let until = ContinuousClock.now + holdFor
+        while ContinuousClock.now < until, !stopping { usleep(5000) }
         if cutInHalf {
             bytes = Array(bytes.prefix(bytes.count / 2))
             SyncFaultSocket.write(client, bytes)
