@@ -35,14 +35,11 @@ struct ChainAnalyzer: Sendable {
     private let dataKeys: [KeyID: DataKey]
     private let catalogue: EventCatalogue
 
-    private var trusted: [KeyID: Curve25519.Signing.PublicKey]
-    private var retired: [KeyID: UInt64] = [:]
-    private var activeKey: KeyID? {
-        didSet { acceptedKey = nil }
-    }
-    /// The last key ``keyProblem(_:)`` accepted, while the trusted, retired and active keys stay the same: most
-    /// entries are signed by the key of the entry before them.
-    private var acceptedKey: KeyID?
+    /// The pinned keys and those the log's genesis and rotations introduced.
+    private var known: [KeyID: Curve25519.Signing.PublicKey]
+    /// Where each key the genesis and rotations introduced may sign (``ChainRules/KeyWindow``); empty until the
+    /// genesis is read, when any pinned key is accepted (a copy that lacks its genesis).
+    private var windows: [KeyID: ChainRules.KeyWindow] = [:]
     /// The data key events must be encrypted under (the genesis's, then each rotation's); nil when a gap or a
     /// damaged entry may hide a rotation, so the rule is not applied.
     private var activeDataKey: KeyID?
@@ -59,7 +56,7 @@ struct ChainAnalyzer: Sendable {
         checkpoint = options.trustedCheckpoint
         dataKeys = Dictionary(options.dataKeys.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         catalogue = options.catalogue
-        trusted = Dictionary(
+        known = Dictionary(
             options.trustedKeys.map { (KeyID.signing($0), $0) },
             uniquingKeysWith: { first, _ in first }
         )
@@ -137,8 +134,8 @@ struct ChainAnalyzer: Sendable {
         if let filed = examined.storageSeq, filed != header.seq {
             problem(header.seq, .misfiled, "the storage files this entry under seq \(filed)")
         }
-        let keyProblem = header.signingKeyId == acceptedKey ? nil : keyProblem(header.signingKeyId)
-        if let keyProblem { problem(header.seq, .unknownKey, keyProblem) }
+        let keyProblem = keyProblem(header.signingKeyId, seq: header.seq)
+        if let keyProblem { problem(header.seq, .unknownKey, keyProblem.description) }
         guard placeInSequence(header, hash: examined.hash) else { return }
         guard keyProblem == nil else { return }
         guard examined.digestMatches else {
@@ -152,18 +149,11 @@ struct ChainAnalyzer: Sendable {
         checkContent(examined)
     }
 
-    private mutating func keyProblem(_ keyId: KeyID) -> String? {
-        if let retiredAt = retired[keyId] {
-            return "signed by key \(keyId), which the rotation at seq \(retiredAt) retired"
-        }
-        guard trusted[keyId] != nil else {
-            return "signed by key \(keyId), which is neither pinned nor introduced by a rotation"
-        }
-        if let activeKey, activeKey != keyId {
-            return "signed by key \(keyId), but the active key is \(activeKey)"
-        }
-        acceptedKey = keyId
-        return nil
+    /// The key rule (``ChainRules/keySigns(_:window:seq:)``): a key signs only inside its window; before the
+    /// genesis is read, any pinned key.
+    private func keyProblem(_ keyId: KeyID, seq: UInt64) -> ChainRules.Violation? {
+        if windows.isEmpty, known[keyId] != nil { return nil }
+        return ChainRules.keySigns(keyId, window: windows[keyId], seq: seq)
     }
 
     /// Checks the log id and the sequence; returns false if the entry does not extend the chain.
@@ -351,19 +341,21 @@ struct ChainAnalyzer: Sendable {
                 problem(0, .payloadInvalid, violation.description)
                 return
             }
-            activeKey = header.signingKeyId
+            if windows[header.signingKeyId] == nil { windows[header.signingKeyId] = ChainRules.KeyWindow(fromSeq: 0) }
             activeDataKey = genesis.dataKeyId
         case .keyRotation(let rotation):
-            guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey) else {
+            guard let key = ChainRules.introducedKey(record) else {
                 problem(header.seq, .payloadInvalid, "the rotation's new signing key is not an Ed25519 key")
                 return
             }
             let newId = KeyID.signing(key)
-            trusted[newId] = key
-            if newId != header.signingKeyId { retired[header.signingKeyId] = header.seq }
-            retired[newId] = nil
-            activeKey = newId
-            acceptedKey = nil
+            known[newId] = key
+            let changes = ChainRules.rotation(
+                at: header.seq,
+                signer: (header.signingKeyId, windows[header.signingKeyId]),
+                next: (newId, windows[newId])
+            )
+            for (id, window) in changes { windows[id] = window }
             activeDataKey = rotation.newDataKeyId
         case .accountedRemoval(let removal), .retentionPrune(let removal):
             if let violation = ChainRules.removal(removal, at: header.seq) {
@@ -394,7 +386,7 @@ struct ChainAnalyzer: Sendable {
     }
 
     private mutating func checkTrustedCheckpoint(_ checkpoint: SignedCheckpoint) {
-        let key = trusted[checkpoint.signingKeyId]
+        let key = known[checkpoint.signingKeyId]
         guard let key, checkpoint.isSigned(by: key) else {
             problem(
                 checkpoint.seq,

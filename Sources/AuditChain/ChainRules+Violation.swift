@@ -26,6 +26,14 @@ extension ChainRules {
         case removalNotEarlier(recordSeq: UInt64, lastSeq: UInt64)
         /// Entries `from ... to` are missing and no removal record bridges them (FORMAT.md, section 10 step 6).
         case unaccountedGap(from: UInt64, to: UInt64)
+        /// The entry is signed by a key that neither the log's genesis nor a rotation introduced (FORMAT.md,
+        /// section 10 step 4).
+        case unknownSigningKey(keyId: KeyID)
+        /// The entry is signed by a key before the seq from which it may sign: the seq after the rotation that
+        /// introduced it (FORMAT.md, section 10 step 4).
+        case keyNotYetValid(keyId: KeyID, fromSeq: UInt64)
+        /// The entry is signed by a key after the rotation that retired it (FORMAT.md, section 10 step 4).
+        case keyRetired(keyId: KeyID, rotationSeq: UInt64)
 
         public var description: String {
             switch self {
@@ -59,6 +67,12 @@ extension ChainRules {
                 to == from
                     ? "1 entry is missing and no removal record accounts for it"
                     : "\(to - from + 1) entries are missing and no removal record accounts for them"
+            case .unknownSigningKey(let keyId):
+                "signed by key \(keyId), which is neither pinned nor introduced by this log's genesis or a rotation"
+            case .keyNotYetValid(let keyId, let fromSeq):
+                "signed by key \(keyId), which signs only from seq \(fromSeq), after the rotation that introduced it"
+            case .keyRetired(let keyId, let rotationSeq):
+                "signed by key \(keyId), which the key rotation at seq \(rotationSeq) retired"
             }
         }
     }

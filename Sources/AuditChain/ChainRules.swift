@@ -69,8 +69,7 @@ public enum ChainRules {
     public static func genesis(_ record: SystemRecord.Genesis, header: EntryHeader) -> Violation? {
         if let violation = genesis(header) { return violation }
         guard record.logId == header.logId else { return .genesisOtherLog(stated: record.logId, header: header.logId) }
-        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: record.signingPublicKey),
-            KeyID.signing(key) == header.signingKeyId
+        guard let key = introducedKey(.genesis(record)), KeyID.signing(key) == header.signingKeyId
         else { return .genesisKeyMismatch(keyId: header.signingKeyId) }
         return nil
     }

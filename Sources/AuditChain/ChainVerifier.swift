@@ -186,8 +186,8 @@ public struct ChainVerifier: Sendable {
     private mutating func learnRotationKeys(_ entries: [ExaminedEntry]) {
         for examined in entries where examined.kind == .keyRotation {
             guard let entry = examined.entry else { continue }
-            if case .keyRotation(let rotation)? = try? SystemRecord(kind: .keyRotation, payload: entry.payload),
-                let key = try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey)
+            if let record = try? SystemRecord(kind: .keyRotation, payload: entry.payload),
+                let key = ChainRules.introducedKey(record)
             {
                 candidateKeys[KeyID.signing(key)] = key
             }

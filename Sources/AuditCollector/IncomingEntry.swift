@@ -57,13 +57,7 @@ struct IncomingEntry: Sendable {
             guard let entry = item.entry, entry.header.kind == .genesis || entry.header.kind == .keyRotation,
                 let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload)
             else { continue }
-            let raw: [UInt8]
-            switch record {
-            case .genesis(let genesis): raw = genesis.signingPublicKey
-            case .keyRotation(let rotation): raw = rotation.newSigningPublicKey
-            default: continue
-            }
-            if let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) { keys[KeyID.signing(key)] = key }
+            if let key = ChainRules.introducedKey(record) { keys[KeyID.signing(key)] = key }
         }
         let snapshot = prepared
         let candidates = keys

@@ -74,17 +74,22 @@ struct IngestDecider {
 
         let keyId = header.signingKeyId
         let grant: KeyGrant
-        if case .genesis(let genesis)? = record {
+        if case .genesis? = record {
             // ChainRules.genesis (in contentProblem) made sure the key parses and has the header's key id.
-            guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: genesis.signingPublicKey) else {
+            guard let key = record.flatMap(ChainRules.introducedKey) else {
                 return reject(422, ChainRules.Violation.genesisKeyMismatch(keyId: keyId).description)
             }
             if !trusted.isEmpty, trusted[keyId] == nil {
                 return reject(503, "unknown signing key \(keyId): the genesis key is not among the trusted keys")
             }
             grant = KeyGrant(publicKey: key, fromSeq: 0)
-        } else if let known = keys[keyId] ?? trusted[keyId].map({ KeyGrant(publicKey: $0, fromSeq: 0) }) {
+        } else if let known = keys[keyId] {
             grant = known
+        } else if keys.isEmpty, let key = trusted[keyId] {
+            // A key given with --trust signs for a log whose genesis is not held yet, as the verifier accepts a pinned
+            // key before it reads a genesis; once the genesis is held, a key signs only inside the window the
+            // genesis or a rotation gave it (ChainRules.keySigns, docs/FORMAT.md section 10 step 4).
+            grant = KeyGrant(publicKey: key, fromSeq: 0)
         } else {
             return reject(
                 503,
@@ -94,11 +99,8 @@ struct IngestDecider {
         guard incoming.isSigned(by: grant.publicKey) else {
             return reject(422, "the signature does not verify with key \(keyId)")
         }
-        guard seq >= grant.fromSeq else {
-            return reject(422, "key \(keyId) signs only from seq \(grant.fromSeq), after its rotation record")
-        }
-        if let until = grant.untilSeq, seq > until {
-            return reject(422, "key \(keyId) was retired by the key rotation at seq \(until)")
+        if let violation = ChainRules.keySigns(keyId, window: grant.window, seq: seq) {
+            return reject(422, violation.description)
         }
 
         if let existing = held[seq] {
@@ -171,8 +173,8 @@ struct IngestDecider {
             return ChainRules.removal(removal, at: header.seq)?.description
         case .checkpoint(let checkpoint)?:
             return ChainRules.checkpoint(checkpoint, header: header)?.description
-        case .keyRotation(let rotation)?:
-            return (try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey)) == nil
+        case .keyRotation?:
+            return record.flatMap(ChainRules.introducedKey) == nil
                 ? "the rotation's new signing key is not an Ed25519 key" : nil
         case nil:
             return nil
@@ -184,16 +186,18 @@ struct IngestDecider {
         switch record {
         case .genesis?:
             if keys[signer] == nil { setGrant(grant, for: signer) }
-        case .keyRotation(let rotation)?:
-            guard let next = try? Curve25519.Signing.PublicKey(rawRepresentation: rotation.newSigningPublicKey) else {
-                return
-            }
+        case .keyRotation?:
+            guard let next = record.flatMap(ChainRules.introducedKey) else { return }
             let nextId = KeyID.signing(next)
-            guard nextId != signer else { return }
-            var outgoing = grant
-            outgoing.untilSeq = seq
-            setGrant(outgoing, for: signer)
-            if keys[nextId] == nil { setGrant(KeyGrant(publicKey: next, fromSeq: seq + 1), for: nextId) }
+            let changes = ChainRules.rotation(
+                at: seq,
+                signer: (signer, grant.window),
+                next: (nextId, keys[nextId]?.window)
+            )
+            for (id, window) in changes {
+                let key = id == signer ? grant.publicKey : next
+                setGrant(KeyGrant(publicKey: key, fromSeq: window.fromSeq, untilSeq: window.untilSeq), for: id)
+            }
         case .accountedRemoval(let removal)?, .retentionPrune(let removal)?:
             plan.removals.append(RemovalSpan(recordSeq: seq, removal: removal))
         case .checkpoint?, nil:

@@ -41,6 +41,9 @@ public struct KeyGrant: Sendable, Hashable {
         self.untilSeq = untilSeq
     }
 
+    /// Where the key may sign (``ChainRules/KeyWindow``).
+    public var window: ChainRules.KeyWindow { ChainRules.KeyWindow(fromSeq: fromSeq, untilSeq: untilSeq) }
+
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.publicKey.rawRepresentation == rhs.publicKey.rawRepresentation && lhs.fromSeq == rhs.fromSeq
             && lhs.untilSeq == rhs.untilSeq

@@ -388,11 +388,10 @@ public final class AuditLog: Sendable {
     private static func introducedKeys(_ entry: SealedEntry) throws -> (signing: KeyID, data: KeyID) {
         let record =
             entry.payloadDigestMatches ? try? SystemRecord(kind: entry.header.kind, payload: entry.payload) : nil
-        let publicKey: [UInt8]
         let data: KeyID
         switch record {
-        case .genesis(let genesis)?: (publicKey, data) = (genesis.signingPublicKey, genesis.dataKeyId)
-        case .keyRotation(let rotation)?: (publicKey, data) = (rotation.newSigningPublicKey, rotation.newDataKeyId)
+        case .genesis(let genesis)?: data = genesis.dataKeyId
+        case .keyRotation(let rotation)?: data = rotation.newDataKeyId
         default:
             throw LogStoreError(
                 .corruptState,
@@ -400,7 +399,7 @@ public final class AuditLog: Sendable {
                     + "read; run `auditctl verify`"
             )
         }
-        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: publicKey) else {
+        guard let key = record.flatMap(ChainRules.introducedKey) else {
             throw LogStoreError(
                 .corruptState,
                 "cannot tell which keys are active: the \(entry.header.kind) at seq \(entry.header.seq) names no "

@@ -230,6 +230,55 @@ import Testing
         #expect(Self.bridge(10...19, bridgeHash: Self.hashA, removals: [partial], held: Set(22...30)) == nil)
     }
 
+    @Test("a key signs inside its window; a rotation closes the signer's and opens the new key's")
+    func keyWindows() throws {
+        let a = try #require(KeyID(bytes: Array(repeating: 1, count: 16)))
+        let b = try #require(KeyID(bytes: Array(repeating: 2, count: 16)))
+        #expect(ChainRules.keySigns(a, window: .init(fromSeq: 0), seq: 9) == nil)
+        #expect(ChainRules.keySigns(a, window: nil, seq: 0) == .unknownSigningKey(keyId: a))
+        #expect(ChainRules.keySigns(a, window: .init(fromSeq: 3), seq: 2) == .keyNotYetValid(keyId: a, fromSeq: 3))
+        #expect(ChainRules.keySigns(a, window: .init(fromSeq: 0, untilSeq: 4), seq: 4) == nil)
+        #expect(
+            ChainRules.keySigns(a, window: .init(fromSeq: 0, untilSeq: 4), seq: 5)
+                == .keyRetired(keyId: a, rotationSeq: 4)
+        )
+        let changes = ChainRules.rotation(at: 4, signer: (a, .init(fromSeq: 0)), next: (b, nil))
+        #expect(changes.map(\.0) == [a, b])
+        #expect(changes.map(\.1) == [.init(fromSeq: 0, untilSeq: 4), .init(fromSeq: 5)])
+        // A key introduced before keeps its window; a rotation to its own signer changes nothing; none past 2^64 - 1.
+        let again = ChainRules.rotation(
+            at: 9,
+            signer: (b, .init(fromSeq: 5)),
+            next: (a, .init(fromSeq: 0, untilSeq: 4))
+        )
+        #expect(again.map(\.1) == [.init(fromSeq: 5, untilSeq: 9)])
+        #expect(ChainRules.rotation(at: 9, signer: (a, .init(fromSeq: 0)), next: (a, nil)).isEmpty)
+        #expect(ChainRules.rotation(at: .max, signer: (a, nil), next: (b, nil)).map(\.0) == [a])
+    }
+
+    @Test("the key a genesis or rotation introduces, and none for other records or bytes that are not a key")
+    func introducedKeys() {
+        let key = Curve25519.Signing.PrivateKey().publicKey
+        let raw = Array(key.rawRepresentation)
+        let genesis = SystemRecord.genesis(
+            .init(
+                logId: ChainFixture.logId,
+                deviceId: "d",
+                signingPublicKey: raw,
+                dataKeyId: KeyID.none,
+                createdAt: ChainFixture.start
+            )
+        )
+        #expect(ChainRules.introducedKey(genesis)?.rawRepresentation == key.rawRepresentation)
+        let rotation = SystemRecord.keyRotation(
+            .init(newSigningPublicKey: raw, newDataKeyId: KeyID.none, reason: "scheduled")
+        )
+        #expect(ChainRules.introducedKey(rotation)?.rawRepresentation == key.rawRepresentation)
+        let bad = SystemRecord.keyRotation(.init(newSigningPublicKey: [1, 2], newDataKeyId: KeyID.none, reason: "x"))
+        #expect(ChainRules.introducedKey(bad) == nil)
+        #expect(ChainRules.introducedKey(.checkpoint(.init(headSeq: 0, headHash: Self.zero))) == nil)
+    }
+
     @Test("a removal record accounts for its range when what it does not count as removed is present")
     func accountsForRange() {
         #expect(ChainRules.accountsForRange(firstSeq: 3, lastSeq: 6, count: 4, present: 0))

@@ -21,6 +21,10 @@ import TestKit
         case gap(bridged: Bool)
         /// It claims a seq already taken: a fork for a copy of the log; the device refuses the seq.
         case repeated
+        /// Its key may not sign it (``ChainRules/keySigns(_:window:seq:)``): the verifier reports `unknownKey` and
+        /// the collector refuses it, in the same words; the device's storage does not check signatures (its
+        /// writer signs with the active key only), so it stores it.
+        case keyRefused(ChainRules.Violation)
 
         var description: String {
             switch self {
@@ -28,6 +32,7 @@ import TestKit
             case .refused(let violation): "refused: \(violation)"
             case .gap(let bridged): bridged ? "bridged gap" : "unbridged gap"
             case .repeated: "repeated seq"
+            case .keyRefused(let violation): "key refused: \(violation)"
             }
         }
     }
@@ -174,6 +179,23 @@ import TestKit
         }
         let skipped = chain(events: 4)
         cases.append(make("a gap no record accounts for", skipped, prefix: 2, skipped.entries[4], .gap(bridged: false)))
+
+        // The key window: after the rotation at seq 2, the outgoing key signs nothing.
+        let outgoing = SigningKey.generate()
+        var rotated = CollectorChain(signingKey: outgoing)
+        rotated.appendEvents(1)
+        rotated.rotate()
+        rotated.appendEvents(1)
+        cases.append(
+            Case(
+                name: "an entry signed by the key a rotation retired",
+                prefix: rotated.entries,
+                candidate: rotated.offChain(after: rotated.head(at: 3), key: outgoing),
+                outcome: .keyRefused(.keyRetired(keyId: outgoing.id, rotationSeq: 2)),
+                trustedKey: outgoing.publicKey,
+                logId: rotated.logId
+            )
+        )
         return cases
     }()
 
@@ -196,6 +218,9 @@ import TestKit
             #expect(details == [gap.description])
         case .repeated:
             #expect(report.problems.map(\.kind) == [.duplicate])
+        case .keyRefused(let violation):
+            #expect(report.problems.map(\.kind) == [.unknownKey])
+            #expect(details == [violation.description])
         }
     }
 
@@ -228,6 +253,10 @@ import TestKit
         case .repeated:
             #expect(result.status == .rejected)
             #expect(result.code == 409 && result.reason.hasPrefix("fork"))
+        case .keyRefused(let violation):
+            #expect(result.status == .rejected)
+            #expect(result.code == 422)
+            #expect(result.reason == violation.description)
         }
     }
 
@@ -253,7 +282,7 @@ import TestKit
     /// What the device refuses: the rule's refusal, and any seq but the next one.
     static func deviceViolation(_ test: Case) -> ChainRules.Violation? {
         switch test.outcome {
-        case .follows: nil
+        case .follows, .keyRefused: nil
         case .refused(let violation): violation
         case .gap, .repeated: .wrongSeq(seq: test.candidate.header.seq, previousSeq: test.previous?.seq)
         }

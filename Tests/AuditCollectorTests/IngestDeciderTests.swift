@@ -266,13 +266,13 @@ struct IngestDeciderTests {
         let stale = chain.offChain(after: chain.head(at: 3), key: old)
         let plan = Self.plan(chain.entries + [stale], logId: chain.logId)
         #expect(Self.summary(plan).last == "4:rejected:422")
-        #expect(plan.results.last?.reason == "key \(old.id) was retired by the key rotation at seq 2")
+        #expect(plan.results.last?.reason == "signed by key \(old.id), which the key rotation at seq 2 retired")
         #expect(plan.accepted.map(\.seq) == [0, 1, 2, 3])
         // Already the seq right after the rotation.
         let next = chain.offChain(after: chain.head(at: 2), key: old)
         let boundary = Self.plan(Array(chain.entries[0...2]) + [next], logId: chain.logId)
         #expect(Self.summary(boundary) == ["0:accepted:200", "1:accepted:200", "2:accepted:200", "3:rejected:422"])
-        #expect(boundary.results.last?.reason == "key \(old.id) was retired by the key rotation at seq 2")
+        #expect(boundary.results.last?.reason == "signed by key \(old.id), which the key rotation at seq 2 retired")
     }
 
     @Test("a rotated-in key signs nothing up to its rotation (422)")
@@ -285,7 +285,10 @@ struct IngestDeciderTests {
         keys[new.id] = KeyGrant(publicKey: new.publicKey, fromSeq: 3)
         let plan = Self.plan([early], logId: chain.logId, keys: keys, held: Self.held(chain.entries))
         #expect(Self.summary(plan) == ["2:rejected:422"])
-        #expect(plan.results[0].reason == "key \(new.id) signs only from seq 3, after its rotation record")
+        #expect(
+            plan.results[0].reason
+                == "signed by key \(new.id), which signs only from seq 3, after the rotation that introduced it"
+        )
     }
 
     @Test("with --trust keys, a genesis whose key is not among them is refused with 503, and so is what follows")
