@@ -41,7 +41,7 @@ public struct AgentConfiguration: Sendable {
     public var tlsClientKeyFile: String?
     /// Allows an `http://` backend that is not on loopback (the token and entries' metadata then travel in clear).
     public var allowPlainHTTP = false
-    /// Witnesses whose cosignatures each collector checkpoint must carry (docs/TRANSPARENCY.md section 11); empty
+    /// Witnesses whose cosignatures each collector checkpoint must carry (docs/WITNESS.md); empty
     /// for none.
     public var witnessKeys: [CosignatureVerifierKey] = []
     /// How many of ``witnessKeys`` must have cosigned a checkpoint; nil for all of them.

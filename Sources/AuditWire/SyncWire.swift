@@ -331,7 +331,7 @@ public struct TreeReceipt: Sendable, Hashable {
     public var entryHash: [UInt8]
     /// The last leaf's index: the checkpoint's size minus one.
     public var leafIndex: UInt64
-    /// The signed checkpoint note, as the collector signed it (docs/TRANSPARENCY.md section 7).
+    /// The signed checkpoint note, as the collector signed it (docs/TRANSPARENCY.md section 6).
     public var checkpoint: String
     /// The inclusion proof of leaf `leafIndex` (the entry at `seq`) in the checkpoint's tree.
     public var inclusion: [[UInt8]]

@@ -1,7 +1,7 @@
 /// The encodings a client of the log needs beside the C2SP files themselves: standard base64 in its canonical form
 /// (RFC 4648 section 4, padded, unused bits zero: the form every C2SP format uses, docs/TRANSPARENCY.md section 5),
 /// and a list of proof hashes as text, one base64 hash per line (the form `auditctl verify-consistency --proof`
-/// reads, docs/TRANSPARENCY.md section 9).
+/// reads, docs/PROOFS.md).
 ///
 /// Every decoder here is strict and total: what it accepts renders back to the same bytes, and nothing traps.
 public enum ProofHashes {
