@@ -35,7 +35,7 @@ public protocol HeldChain {
 /// too, removed later and accounted by a later record (adjacent runs sealed at different times). Such a chain
 /// of bridges counts only once a held entry links to its end; otherwise the head stays where a held entry last
 /// confirmed it. The acknowledged head never passes an unbridged gap.
-public enum HeadAdvancer {
+public enum HeadAdvancer: Sendable {
     /// The furthest head reachable from `head` (nil: no genesis held yet).
     /// - Throws: whatever reading `chain` throws.
     public static func advance(_ head: CollectorHead?, in chain: inout some HeldChain) throws -> CollectorHead? {

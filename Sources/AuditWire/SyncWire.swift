@@ -3,7 +3,7 @@ public import Crypto
 import Foundation
 
 /// The JSON messages of the sync protocol (docs/PROTOCOL.md), shared by the agent and the collector.
-public enum SyncWire {
+public enum SyncWire: Sendable {
     /// The protocol version carried as `"v"` in the messages that have one version only (the collector key), and
     /// in version 1 batches and answers.
     public static let version: Int64 = 1

@@ -4,7 +4,7 @@
 /// reads, docs/PROOFS.md).
 ///
 /// Every decoder here is strict and total: what it accepts renders back to the same bytes, and nothing traps.
-public enum ProofHashes {
+public enum ProofHashes: Sendable {
     /// Why a list of hashes is refused. Lines are numbered from 1.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The text is larger than `limit` bytes, the size of the most hashes the parser takes (45 bytes a line):
