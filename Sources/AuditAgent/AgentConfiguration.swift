@@ -9,7 +9,7 @@ public import TransparencyLog
 /// the environment and flags over them (flags override the environment, which overrides the file).
 ///
 /// The keys of the file, the environment variables and the flags are listed in ``settings`` and in
-/// contrib/README.md.
+/// docs/OPERATIONS.md section 1.1.
 public struct AgentConfiguration: Sendable {
     /// How log lines are written to standard error (the handler's format, shared with the collector).
     public typealias LogFormat = StructuredLogHandler.Format
