@@ -2,6 +2,62 @@
 
 import PackageDescription
 
+// Built and tested on Linux only. The Darwin branches in the sources are not built or tested by the project; the
+// `platforms` line only states the minimum macOS the APIs would need, it is no claim that macOS is supported.
+
+// The package dependencies, each named once.
+let swiftCrypto: Package.Dependency = .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2")
+let swiftArgumentParser: Package.Dependency = .package(
+    url: "https://github.com/apple/swift-argument-parser",
+    from: "1.8.2"
+)
+let grdbSwift: Package.Dependency = .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0")
+let hummingbirdPackage: Package.Dependency = .package(
+    url: "https://github.com/hummingbird-project/hummingbird",
+    from: "2.28.1",
+    traits: []
+)
+let swiftServiceLifecycle: Package.Dependency = .package(
+    url: "https://github.com/swift-server/swift-service-lifecycle",
+    from: "2.13.0"
+)
+let swiftLog: Package.Dependency = .package(url: "https://github.com/apple/swift-log", from: "1.16.2")
+let asyncHTTPClientPackage: Package.Dependency = .package(
+    url: "https://github.com/swift-server/async-http-client",
+    from: "1.37.0"
+)
+let swiftNIO: Package.Dependency = .package(url: "https://github.com/apple/swift-nio", from: "2.101.0")
+let swiftHTTPTypes: Package.Dependency = .package(
+    url: "https://github.com/apple/swift-http-types",
+    from: "1.8.0",
+    traits: []
+)
+let swiftNIOExtras: Package.Dependency = .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2")
+let swiftNIOSSL: Package.Dependency = .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6")
+let postgresNIOPackage: Package.Dependency = .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2")
+
+// The products the targets use, each named once.
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+let grdbSQLite: Target.Dependency = .product(name: "GRDBSQLite", package: "GRDB.swift")
+let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdCore: Target.Dependency = .product(name: "HummingbirdCore", package: "hummingbird")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swift-service-lifecycle")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let asyncHTTPClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let nioTLS: Target.Dependency = .product(name: "NIOTLS", package: "swift-nio")
+let nioEmbedded: Target.Dependency = .product(name: "NIOEmbedded", package: "swift-nio")
+let nioConcurrencyHelpers: Target.Dependency = .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
+let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
+let nioHTTPTypes: Target.Dependency = .product(name: "NIOHTTPTypes", package: "swift-nio-extras")
+let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
+let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
+
 let package = Package(
     name: "audit-chain",
     platforms: [.macOS(.v15)],
@@ -22,52 +78,42 @@ let package = Package(
         .executable(name: "auditctl", targets: ["auditctl"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
-        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0", traits: []),
-        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        swiftCrypto, swiftArgumentParser, grdbSwift, hummingbirdPackage, swiftServiceLifecycle, swiftLog,
+        asyncHTTPClientPackage, swiftNIO, swiftHTTPTypes, swiftNIOExtras, swiftNIOSSL, postgresNIOPackage,
     ],
     targets: [
         .target(
             name: "AuditChain",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [crypto]
         ),
         // A transparency log's open formats, pure: the RFC 6962 Merkle tree and its proofs, C2SP signed notes and
         // checkpoints (docs/TRANSPARENCY.md).
         .target(
             name: "TransparencyLog",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [crypto]
         ),
         .testTarget(
             name: "TransparencyLogTests",
-            dependencies: ["TransparencyLog", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["TransparencyLog", "FuzzSupport", crypto]
         ),
         // What both ends of delivery agree on: the protocol's messages, the receipt, key files.
         .target(
             name: "AuditWire",
-            dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["AuditChain", crypto]
         ),
         // SQLite opened as the log and the collector need it (WAL, synchronous = FULL, busy timeout).
         .target(
             name: "DurableSQLite",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [grdb]
         ),
         // The device's durable log: storage, keys, the delivery table and its limits, retention, bundles.
         .target(
             name: "AuditStore",
             dependencies: [
                 "AuditChain", "AuditWire", "DurableSQLite",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                crypto,
+                grdb,
+                grdbSQLite,
             ]
         ),
         // Delivery of the log to the collector: the engine, pipeline, classifier, clock rule and transports.
@@ -75,18 +121,18 @@ let package = Package(
             name: "AuditSync",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "TransparencyLog",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                crypto,
+                asyncHTTPClient,
+                nioCore,
+                nioPosix,
+                nioHTTP1,
+                nioTLS,
+                nioSSL,
             ]
         ),
         .target(
             name: "BiometricUnlock",
-            dependencies: ["AuditChain", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["AuditChain", crypto]
         ),
         // What a producer links to send events to the agent (docs/CLIENT.md): its unix socket or loopback TCP, a
         // bounded buffer with retries, drop reports. Not the agent's store or server.
@@ -94,9 +140,9 @@ let package = Package(
             name: "AuditClient",
             dependencies: [
                 "AuditChain",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                asyncHTTPClient,
+                nioCore,
+                nioHTTP1,
             ]
         ),
         // The unlock flow's audit sink over AuditClient, so that neither library depends on the other.
@@ -108,38 +154,38 @@ let package = Package(
         // clock that moves when told): what `auditctl simulate` runs, outside the BiometricUnlock product.
         .target(
             name: "UnlockSimulation",
-            dependencies: ["BiometricUnlock", "AuditChain", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["BiometricUnlock", "AuditChain"]
         ),
         .target(
             name: "AuditServerKit",
             dependencies: [
                 "AuditWire",
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                hummingbirdCore,
+                nioCore,
+                nioHTTPTypes,
+                nioSSL,
+                nioConcurrencyHelpers,
+                logging,
             ]
         ),
         .target(
             name: "AuditCollector",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                crypto,
+                grdb,
+                hummingbird,
+                nioCore,
+                httpTypes,
                 // The drain: the listeners' graceful shutdown, bounded (CollectorServer+Drain.swift).
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                serviceLifecycle,
+                logging,
+                asyncHTTPClient,
+                nioPosix,
+                nioHTTP1,
+                unixSignals,
+                nioSSL,
+                postgresNIO,
             ]
         ),
         // A minimal c2sp.org/tlog-witness witness of one collector's logs, behind `auditd witness`.
@@ -147,25 +193,25 @@ let package = Package(
             name: "AuditWitness",
             dependencies: [
                 "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
+                crypto,
+                grdb,
+                hummingbird,
+                nioCore,
+                httpTypes,
+                logging,
             ]
         ),
         .target(
             name: "AuditAgent",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit", "TransparencyLog",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
+                crypto,
+                hummingbird,
+                nioCore,
+                serviceLifecycle,
+                unixSignals,
+                httpTypes,
+                logging,
             ]
         ),
         .executableTarget(
@@ -173,8 +219,8 @@ let package = Package(
             dependencies: [
                 // AuditChain: the package's version (PackageVersion) for `auditd --version`.
                 "AuditChain", "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                argumentParser,
+                logging,
             ]
         ),
         .executableTarget(
@@ -182,12 +228,12 @@ let package = Package(
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "BiometricUnlock", "UnlockSimulation",
                 "TransparencyLog", "AuditClient", "BiometricUnlockClient",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                crypto,
+                argumentParser,
                 // `auditctl prove` and `verify-consistency --collector` fetch from the collector.
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                asyncHTTPClient,
+                nioCore,
+                nioHTTP1,
             ]
         ),
         .executableTarget(
@@ -198,9 +244,9 @@ let package = Package(
                 "AuditClient",
                 // The tls section's certificates: TestKit's test PKI (openssl), and its graceful collector runner.
                 "TestKit",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                crypto,
+                grdb,
+                logging,
             ],
             path: "Benchmarks/bench"
         ),
@@ -219,14 +265,14 @@ let package = Package(
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditWitness",
                 "BiometricUnlock",
                 "TransparencyLog",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                crypto,
+                serviceLifecycle,
             ],
             path: "Tests/TestKit"
         ),
         .testTarget(
             name: "AuditChainTests",
-            dependencies: ["AuditChain", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["AuditChain", "FuzzSupport", crypto]
         ),
         .testTarget(
             name: "AuditWireTests",
@@ -236,8 +282,8 @@ let package = Package(
             name: "AuditStoreTests",
             dependencies: [
                 "AuditStore", "AuditWire", "DurableSQLite", "AuditChain", "FuzzSupport", "TestKit",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                crypto,
+                grdb,
             ]
         ),
         .testTarget(
@@ -246,12 +292,12 @@ let package = Package(
                 "AuditSync", "AuditAgent", "AuditStore", "AuditWire", "AuditChain", "AuditCollector", "AuditWitness",
                 "TestKit",
                 "TransparencyLog", "AuditServerKit",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                nioCore,
+                nioEmbedded,
+                nioHTTP1,
+                nioSSL,
+                crypto,
+                grdb,
             ]
         ),
         .testTarget(
@@ -259,9 +305,9 @@ let package = Package(
             dependencies: [
                 "AuditCollector", "AuditStore", "AuditWire", "AuditChain", "FuzzSupport", "TestKit", "TransparencyLog",
                 // The collector's operations: its log lines (StructuredLogHandler) and listeners' statistics.
-                "AuditServerKit", .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "AuditServerKit", logging,
+                crypto,
+                grdb,
             ]
         ),
         .testTarget(name: "AuditServerKitTests", dependencies: ["AuditServerKit"]),
@@ -270,9 +316,9 @@ let package = Package(
             dependencies: [
                 "AuditWitness", "AuditChain", "AuditCollector", "AuditWire", "TestKit", "TransparencyLog",
                 "FuzzSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                crypto,
+                grdb,
+                logging,
             ]
         ),
         .testTarget(
@@ -280,9 +326,9 @@ let package = Package(
             dependencies: [
                 "auditd", "AuditAgent", "AuditCollector", "AuditStore", "AuditSync", "AuditWire", "AuditChain",
                 "AuditServerKit", "AuditWitness", "FuzzSupport", "TestKit", "TransparencyLog",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                serviceLifecycle,
+                crypto,
+                grdb,
             ]
         ),
         .testTarget(
@@ -291,14 +337,14 @@ let package = Package(
                 // auditd: ReadmeBlockTests runs the README's blocks, which start the agent and the collector.
                 "auditctl", "auditd", "CrashChild", "AuditChain", "AuditStore", "AuditWire", "AuditCollector",
                 "TransparencyLog", "FuzzSupport", "TestKit",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                crypto,
+                grdb,
                 // A stand-in collector serving forged and hostile proof answers to `auditctl prove`.
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
+                hummingbird,
+                httpTypes,
+                nioCore,
+                serviceLifecycle,
+                logging,
             ]
         ),
         .testTarget(
@@ -306,7 +352,7 @@ let package = Package(
             dependencies: [
                 "AuditClient", "BiometricUnlockClient", "BiometricUnlock", "AuditAgent", "AuditChain", "AuditStore",
                 "AuditCollector", "AuditServerKit", "TestKit", "auditctl",
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ]
         ),
         .testTarget(
@@ -322,5 +368,9 @@ for target in package.targets where [.executable, .test, .regular].contains(targ
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    // https://docs.swift.org/compiler/documentation/diagnostics/nonisolated-nonsending-by-default/
+    settings.append(.enableUpcomingFeature("NonisolatedNonsendingByDefault"))
+    // Ensure all public types are explicitly annotated as Sendable or not Sendable.
+    settings.append(.unsafeFlags(["-Xfrontend", "-require-explicit-sendable"]))
     target.swiftSettings = settings
 }

@@ -5,11 +5,11 @@ import AuditWire
 import Foundation
 import GRDB
 
-/// What the tree and the checkpoint receipt add to the collector's ingest (docs/TRANSPARENCY.md sections 6 and 7),
-/// measured in one run on one database: a log ingested through `Collector.ingest` in version 2 batches of 1 000
-/// (verification, storage, tree and signed receipt, no HTTP); then the whole tree regrown from the stored entries
-/// (what the tree costs, entries read back included: an upper bound of its share of ingest); then the receipt alone
-/// (root, both proofs and the signature) for a batch.
+/// What the tree and the checkpoint receipt add to the collector's ingest (docs/COLLECTOR-API.md section 1 and
+/// docs/TRANSPARENCY.md section 6), measured in one run on one database: a log ingested through `Collector.ingest` in
+/// version 2 batches of 1 000 (verification, storage, tree and signed receipt, no HTTP); then the whole tree regrown
+/// from the stored entries (what the tree costs, entries read back included: an upper bound of its share of ingest);
+/// then the receipt alone (root, both proofs and the signature) for a batch.
 enum TransparencyIngestBench {
     static func run(
         options: BenchOptions,

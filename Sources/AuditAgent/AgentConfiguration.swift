@@ -9,7 +9,7 @@ public import TransparencyLog
 /// the environment and flags over them (flags override the environment, which overrides the file).
 ///
 /// The keys of the file, the environment variables and the flags are listed in ``settings`` and in
-/// contrib/README.md.
+/// docs/OPERATIONS.md section 1.1.
 public struct AgentConfiguration: Sendable {
     /// How log lines are written to standard error (the handler's format, shared with the collector).
     public typealias LogFormat = StructuredLogHandler.Format
@@ -41,7 +41,7 @@ public struct AgentConfiguration: Sendable {
     public var tlsClientKeyFile: String?
     /// Allows an `http://` backend that is not on loopback (the token and entries' metadata then travel in clear).
     public var allowPlainHTTP = false
-    /// Witnesses whose cosignatures each collector checkpoint must carry (docs/TRANSPARENCY.md section 11); empty
+    /// Witnesses whose cosignatures each collector checkpoint must carry (docs/WITNESS.md); empty
     /// for none.
     public var witnessKeys: [CosignatureVerifierKey] = []
     /// How many of ``witnessKeys`` must have cosigned a checkpoint; nil for all of them.

@@ -7,8 +7,8 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// The ingest API (docs in contrib/README.md): `POST /v1/events` appends one event or JSON Lines (all or nothing)
-/// and answers `{"seqs": [...]}` after the commit; `GET /v1/status` answers the delivery status. Every error is a
+/// The ingest API (docs/OPERATIONS.md section 1.2): `POST /v1/events` appends one event or JSON Lines (all or
+/// nothing) and answers `{"seqs": [...]}` after the commit; `GET /v1/status` answers the delivery status. Every error is a
 /// JSON object `{"error", "code", "line"?, "field"?}`; the server stays up after bad input.
 struct IngestResponder: HTTPResponder {
     typealias Context = BasicRequestContext

@@ -7,7 +7,7 @@ import Crypto
 /// the device's append path all ask these, so a rule, and the sentence that refuses it, changes here only. Each
 /// function returns the first rule the input breaks, or nil; it says nothing about signatures, keys or payload
 /// layout, which their own types check.
-public enum ChainRules {
+public enum ChainRules: Sendable {
     /// Whether an entry belongs to the log `logId`: the log id is the same in every entry (FORMAT.md, section 4).
     public static func sameLog(_ header: EntryHeader, as logId: [UInt8]) -> Violation? {
         header.logId == logId ? nil : .otherLog(found: header.logId, expected: logId)

@@ -1,5 +1,5 @@
 /// The fixed constants of format version 1 (docs/FORMAT.md, "Constants").
-public enum FormatConstants {
+public enum FormatConstants: Sendable {
     /// The first four bytes of every entry header: ASCII `AUDC`.
     public static let magic: [UInt8] = Array("AUDC".utf8)
     /// The format version this implementation writes and reads.

@@ -1,5 +1,5 @@
 /// Lowercase hexadecimal, as the format writes hashes, ids and keys in JSON.
-public enum Hex {
+public enum Hex: Sendable {
     /// Encodes bytes as lowercase hex.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String { Bytes.hex(bytes) }
 

@@ -2,7 +2,7 @@ import Dispatch
 import Synchronization
 
 /// Data-parallel helpers for the CPU-bound crypto of sealing and verifying (and the collector's checks).
-public enum Parallel {
+public enum Parallel: Sendable {
     /// Maps `items` with `transform` on up to `parallelism` threads, preserving order.
     ///
     /// Work is handed out in small chunks through a shared counter, so a thread slowed by other load does not

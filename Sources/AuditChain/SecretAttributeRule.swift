@@ -8,7 +8,7 @@ import Synchronization
 /// changed, enabled, removed, status, version, algorithm, attempts, age, at, ms), which marks a fact about a
 /// secret rather than the secret itself: `pinLength` and `keyId` pass, `pin`, `apiKey` and `sessionToken` do not.
 /// The rule applies to nested objects too, and neither the catalogue nor `additionalAttributes` can lift it.
-public enum SecretAttributeRule {
+public enum SecretAttributeRule: Sendable {
     /// Words that name a secret value.
     public static let secretWords: Set<String> = [
         "pin", "pins", "password", "passwords", "passcode", "passcodes", "passwd", "pwd", "secret", "secrets",

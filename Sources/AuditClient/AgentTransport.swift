@@ -4,7 +4,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The agent's ingest API over HTTP/1.1 (contrib/README.md): `POST /v1/events` with JSON Lines, `GET /v1/status`.
+/// The agent's ingest API over HTTP/1.1 (docs/OPERATIONS.md section 1.2): `POST /v1/events` with JSON Lines,
+/// `GET /v1/status`.
 /// One AsyncHTTPClient for the process, which keeps connections alive and supports unix sockets.
 struct AgentTransport: Sendable {
     /// The process's client, never shut down. A connection that cannot be made fails its request at once (no
@@ -21,7 +22,8 @@ struct AgentTransport: Sendable {
     }()
 
     /// What a `POST /v1/events` came to. Only ``committed(_:)`` says the events are written and only ``refused(_:)``
-    /// says one of them never can be (the two answers the agent's ingest API defines for that, contrib/README.md);
+    /// says one of them never can be (the two answers the agent's ingest API defines for that, docs/OPERATIONS.md
+    /// section 1.2);
     /// every other answer is a ``retry(_:)``: nothing is dropped, the events are kept and sent again.
     enum Outcome: Sendable, Equatable {
         /// Committed: the events' seqs in order (a retried event answers its original seq).

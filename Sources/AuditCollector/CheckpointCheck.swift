@@ -13,7 +13,7 @@ public enum CheckpointVerdict: Sendable, Hashable {
 }
 
 /// Decides a device checkpoint (pure: the keys and the held entry come from the store).
-public enum CheckpointCheck {
+public enum CheckpointCheck: Sendable {
     /// - Parameters:
     ///   - checkpoint: the checkpoint the batch carries.
     ///   - logId: the batch's log.

@@ -2,7 +2,7 @@ import AuditChain
 public import AuditWire
 public import TransparencyLog
 
-/// Each log's tree head as a C2SP checkpoint, signed by the collector's key (docs/TRANSPARENCY.md section 7).
+/// Each log's tree head as a C2SP checkpoint, signed by the collector's key (docs/TRANSPARENCY.md section 6).
 extension Collector {
     /// The origin of a log's checkpoints, which is also the note key name: `<name>/<log id hex>`.
     public func origin(logId: [UInt8]) -> String { name + "/" + Hex.encode(logId) }

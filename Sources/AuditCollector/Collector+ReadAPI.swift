@@ -2,7 +2,7 @@ public import AuditChain
 import Foundation
 public import TransparencyLog
 
-/// The answers of the read API that are more than a stored tile (docs/TRANSPARENCY.md section 8): proofs by seq in
+/// The answers of the read API that are more than a stored tile (docs/COLLECTOR-API.md section 2): proofs by seq in
 /// JSON, and entry bundles.
 extension Collector {
     /// The `"v"` of the proof answers.

@@ -2,7 +2,7 @@ import AuditChain
 import Logging
 public import TransparencyLog
 
-/// Witness cosignatures on the checkpoints of version 2 answers (docs/TRANSPARENCY.md section 11): after the batch
+/// Witness cosignatures on the checkpoints of version 2 answers (docs/WITNESS.md): after the batch
 /// commits, each configured witness is asked, concurrently and within a deadline, to cosign the checkpoint the answer
 /// carries (c2sp.org/tlog-witness `add-checkpoint`); each cosignature is verified with the witness's key and appended
 /// to the note. A witness that is down, slow or refuses costs its cosignature, never the answer: it is logged as a

@@ -15,7 +15,7 @@ public final class Collector: Sendable {
     public let trusted: [KeyID: Curve25519.Signing.PublicKey]
     /// The name in each log's checkpoint origin, `<name>/<log id hex>`.
     public let name: String
-    /// The witnesses asked to cosign each version 2 answer's checkpoint (docs/TRANSPARENCY.md section 11).
+    /// The witnesses asked to cosign each version 2 answer's checkpoint (docs/WITNESS.md).
     let witnesses: [WitnessClient]
     /// Where witness failures are logged.
     let logger: Logger

@@ -5,7 +5,7 @@ import Crypto
 /// The collector's Ed25519 receipt key: a file holding the 32-byte seed, mode 0600.
 ///
 /// Created exclusively (`O_EXCL`) when missing; like ssh, a file that group or others can read is refused.
-public enum CollectorKeyFile {
+public enum CollectorKeyFile: Sendable {
     /// The default key path for a database: `<db>.collector.key`.
     public static func defaultPath(database: String) -> String { database + ".collector.key" }
 

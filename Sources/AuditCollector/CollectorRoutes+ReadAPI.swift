@@ -5,7 +5,7 @@ import Logging
 import NIOCore
 import TransparencyLog
 
-/// The read API's handlers (docs/TRANSPARENCY.md section 8): tlog-tiles tiles and entry bundles, and proofs by seq.
+/// The read API's handlers (docs/COLLECTOR-API.md section 2): tlog-tiles tiles and entry bundles, and proofs by seq.
 extension CollectorRoutes {
     /// How long a tile or an entry bundle may be cached: its bytes never change (c2sp.org/tlog-tiles: "This
     /// endpoint is immutable, so its caching headers SHOULD be long-lived").

@@ -128,7 +128,7 @@ struct CollectorRoutes: Sendable {
         }
     }
 
-    /// The log's tree head as a signed C2SP checkpoint note (docs/TRANSPARENCY.md section 7), `text/plain`.
+    /// The log's tree head as a signed C2SP checkpoint note (docs/TRANSPARENCY.md section 6), `text/plain`.
     func getCheckpoint(_ request: Request, logHex: String) async -> Response {
         if let denied = authorizeRead(request) { return denied }
         guard let logId = Hex.decode(logHex), logId.count == FormatConstants.logIdSize else {

@@ -2,7 +2,7 @@ import AuditChain
 import Foundation
 import TransparencyLog
 
-/// Which held entry is which leaf of a log's tree, kept without a write per entry (docs/TRANSPARENCY.md section 6).
+/// Which held entry is which leaf of a log's tree, kept without a write per entry (docs/COLLECTOR-API.md section 1).
 ///
 /// The leaves are the held entries with a seq up to the tree's `coveredSeq`, in seq order, except those accepted
 /// after the tree had passed their seq (inside a gap a removal record bridged), which are never leaves:

@@ -2,7 +2,7 @@ import AuditChain
 import Foundation
 public import TransparencyLog
 
-/// What the read API serves of a log's tree (docs/TRANSPARENCY.md section 8): tiles, entry bundles, and proofs by
+/// What the read API serves of a log's tree (docs/COLLECTOR-API.md section 2): tiles, entry bundles, and proofs by
 /// seq, each read in one transaction with the tree's size, so that what it returns belongs to one tree.
 extension CollectorStore {
     /// The inclusion proof of one entry, read at one tree size.

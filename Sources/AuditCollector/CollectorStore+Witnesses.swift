@@ -1,6 +1,6 @@
 import Foundation
 
-/// What each witness last cosigned of each log (docs/TRANSPARENCY.md section 11): the old size of the next request.
+/// What each witness last cosigned of each log (docs/WITNESS.md): the old size of the next request.
 extension CollectorStore {
     /// The size of the latest checkpoint of the log that `witness` (its vkey) cosigned for this collector; 0 for
     /// none.

@@ -36,7 +36,7 @@ public protocol HeldChain {
 /// (``ChainRules/bridge(_:bridgeHash:covering:present:)``, docs/FORMAT.md section 10 step 6, with the entries the
 /// collector holds counted as present), so that a copy the collector vouches for verifies offline. The
 /// acknowledged head never passes an unbridged gap.
-public enum HeadAdvancer {
+public enum HeadAdvancer: Sendable {
     /// The furthest head reachable from `head` (nil: no genesis held yet).
     /// - Throws: whatever reading `chain` throws.
     public static func advance(_ head: CollectorHead?, in chain: inout some HeldChain) throws -> CollectorHead? {

@@ -1,5 +1,5 @@
 /// Who may use the collector's read API: the head, checkpoint, tile, entry bundle and proof endpoints and the
-/// collector's key (docs/TRANSPARENCY.md section 8). Ingest always takes the ingest token alone.
+/// collector's key (docs/COLLECTOR-API.md section 2). Ingest always takes the ingest token alone.
 public enum ReadAccess: Sendable, Equatable {
     /// Reads take the ingest token, as ingest does (none when no ingest token is set): the default.
     case ingestToken

@@ -1,4 +1,4 @@
-/// Why the read API cannot answer what was asked of a log's tree (docs/TRANSPARENCY.md section 8): the resource
+/// Why the read API cannot answer what was asked of a log's tree (docs/COLLECTOR-API.md section 2): the resource
 /// does not exist (yet), the request is out of range, or an entry bundle cannot hold an entry.
 public struct TreeReadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kinds of failure.

@@ -6,7 +6,7 @@ import Darwin
 
 /// The process's open-file limit (`RLIMIT_NOFILE`) against what its listeners may hold: every connection is a file,
 /// and a process at its limit cannot accept anything, its unix socket and database included.
-public enum FileLimit {
+public enum FileLimit: Sendable {
     /// Files the process needs besides its listeners' connections: standard streams, the SQLite database, its WAL
     /// and shared-memory files for each pooled connection, key files, event loops (epoll, eventfd, timerfd each),
     /// outgoing connections to the backend, logging. A running agent or collector holds about 30.

@@ -3,7 +3,7 @@ public import Logging
 
 /// HTTP/1.1 servers whose connections are guarded by ``ConnectionGuard``: request deadlines and connection limits
 /// of one listener, kept in its ``ConnectionTable``.
-public enum GuardedHTTPServer {
+public enum GuardedHTTPServer: Sendable {
     /// The server builder to give Hummingbird's `Application(server:)`.
     /// - Parameters:
     ///   - table: the listener's connections and limits (one table per listener).

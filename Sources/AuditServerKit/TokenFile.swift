@@ -3,7 +3,7 @@ import Foundation
 
 /// Reads a bearer token file, refusing one that group or others can read (as key files are refused). The agent
 /// reads its backend token this way (`--token-file`), and the collector the token it requires (`--token-file`).
-public enum TokenFile {
+public enum TokenFile: Sendable {
     /// Why a token file was refused: it is missing, accessible by group or others, not a regular file, unreadable,
     /// or does not hold exactly one non-empty line.
     public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {

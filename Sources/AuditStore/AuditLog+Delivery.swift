@@ -155,3 +155,7 @@ extension AuditLog {
         return result
     }
 }
+
+/// Not Sendable: it holds the transaction's reader and writer.
+@available(*, unavailable)
+extension SystemRecordSealer: Sendable {}

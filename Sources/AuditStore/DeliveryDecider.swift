@@ -5,4 +5,4 @@
 ///
 /// Pinned entries (priority ``DeliveryPriority/system`` and above: genesis, rotations, removal, retention and
 /// checkpoint records) are never dead-lettered or removed here: a refusal holds them (``DeliveryFate/held(_:reason:)``).
-public enum DeliveryDecider {}
+public enum DeliveryDecider: Sendable {}

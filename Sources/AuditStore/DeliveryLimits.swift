@@ -2,7 +2,7 @@ public import AuditChain
 
 /// The limits as pure functions over the delivery table: which entries leave delivery, and the accounted-removal
 /// records that say so (docs/DELIVERY.md).
-public enum DeliveryLimits {
+public enum DeliveryLimits: Sendable {
     /// Applies expiry, the pending limit (FIFO with priorities) and the DLQ limit at effective time `now`.
     /// Entries that leave are marked ``DeliveryState/removed`` with their reason; nothing is deleted here.
     /// The table holds every row or at least ``DeliveryScope/limits(now:policy:)`` of it (the same result).

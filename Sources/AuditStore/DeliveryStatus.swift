@@ -34,7 +34,7 @@ public struct DeliveryStatus: Sendable, Hashable {
     public var measuredAt: Int64
 
     /// Metadata keys kept beside the log.
-    public enum Meta {
+    public enum Meta: Sendable {
         /// Prefix of the per-reason dropped counters.
         public static let droppedPrefix = "delivery.dropped."
         /// Health the agent last stated.

@@ -9,7 +9,7 @@ import AuditWire
 /// {"entry":"<hex of the serialized entry>","seq":0}
 /// ...
 /// ```
-public enum LogBundle {
+public enum LogBundle: Sendable {
     /// The bundle's first line.
     public struct Header: Sendable, Hashable {
         /// The log id.

@@ -23,7 +23,7 @@ public enum TransportOutcome: Sendable, Hashable {
 }
 
 /// Maps transport outcomes to verdicts.
-public enum SyncClassifier {
+public enum SyncClassifier: Sendable {
     /// Classifies an outcome.
     /// - Parameters:
     ///   - now: wall time, for a Retry-After given as an HTTP date.

@@ -123,7 +123,7 @@ extension SyncEngine {
         return await transport.collectorKey().map { ($0, true) }
     }
 
-    /// Verifies a version 2 receipt (docs/PROTOCOL.md section 3.2, docs/TRANSPARENCY.md section 10): the
+    /// Verifies a version 2 receipt (docs/PROTOCOL.md section 3.2, docs/TRANSPARENCY.md section 7): the
     /// checkpoint's note signature with the pinned collector key, the device's own entry as the tree's last leaf,
     /// and the new tree's consistency with the last verified one. Every leaf hash the agent checks comes from its
     /// own entries; it trusts the collector for nothing it checks.
@@ -222,7 +222,7 @@ extension SyncEngine {
         return .verified(stored: receipt.json, seq: receipt.seq, pin: pin ? key : nil)
     }
 
-    /// The witnesses' word on a checkpoint whose log signature verified (docs/TRANSPARENCY.md section 11): nil when
+    /// The witnesses' word on a checkpoint whose log signature verified (docs/WITNESS.md): nil when
     /// at least ``witnessQuorum`` of the configured witness keys cosigned it. A cosignature line by a configured key
     /// that does not verify is forged: the receipt is refused. Too few cosignatures is an outage, not a lie (the
     /// collector returns the checkpoint without the cosignature of a witness that is down): the answer is not

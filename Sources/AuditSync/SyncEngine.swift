@@ -60,7 +60,7 @@ public actor SyncEngine {
     let onEvent: @Sendable (Event) -> Void
     /// The collector's receipt key given by the operator; nil pins the collector's key at first contact.
     let configuredCollectorKey: Curve25519.Signing.PublicKey?
-    /// The witnesses whose cosignatures a receipt's checkpoint must carry (docs/TRANSPARENCY.md section 11).
+    /// The witnesses whose cosignatures a receipt's checkpoint must carry (docs/WITNESS.md).
     let witnessKeys: [CosignatureVerifierKey]
     /// How many of ``witnessKeys`` must have cosigned a checkpoint for its receipt to be applied.
     let witnessQuorum: Int

@@ -5,7 +5,7 @@ import Foundation
 /// The collector's receipt key as published at `GET /v1/collector/key` (docs/PROTOCOL.md section 3):
 /// `{"keyId":"<32 hex>","publicKey":"<64 hex>","v":1}`. An operator pins it in a file of that form (the endpoint's
 /// answer saved as is) or of 64 hex digits on one line (`--collector-key FILE`).
-public enum CollectorPublicKey {
+public enum CollectorPublicKey: Sendable {
     /// The JSON form.
     public static func json(_ key: Curve25519.Signing.PublicKey) -> JSONValue {
         .object([

@@ -6,7 +6,7 @@ import Glibc
 
 /// Files only their owner may read: key files, the collector's receipt key, bearer token files. Like ssh, the
 /// programs refuse such a file when group or others have any access to it.
-public enum PrivateFile {
+public enum PrivateFile: Sendable {
     /// Why a private file could not be read or written.
     public enum Failure: Error, Sendable, Equatable {
         /// Group or others have access; `mode` is the permission bits.

@@ -4,7 +4,7 @@ import Foundation
 
 /// The public keys a verifier pins (`auditctl keys export-public`): JSON
 /// `{"keys":[{"keyId":"...","publicKey":"..."}],"logId":"...","v":1}`, or a bare 64-digit hex key per line.
-public enum PublicKeyFile {
+public enum PublicKeyFile: Sendable {
     /// Renders the file.
     public static func render(logId: [UInt8], keys: [Curve25519.Signing.PublicKey]) -> [UInt8] {
         JSONValue.object([

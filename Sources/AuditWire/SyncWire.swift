@@ -3,7 +3,7 @@ public import Crypto
 import Foundation
 
 /// The JSON messages of the sync protocol (docs/PROTOCOL.md), shared by the agent and the collector.
-public enum SyncWire {
+public enum SyncWire: Sendable {
     /// The protocol version carried as `"v"` in the messages that have one version only (the collector key), and
     /// in version 1 batches and answers.
     public static let version: Int64 = 1
@@ -331,7 +331,7 @@ public struct TreeReceipt: Sendable, Hashable {
     public var entryHash: [UInt8]
     /// The last leaf's index: the checkpoint's size minus one.
     public var leafIndex: UInt64
-    /// The signed checkpoint note, as the collector signed it (docs/TRANSPARENCY.md section 7).
+    /// The signed checkpoint note, as the collector signed it (docs/TRANSPARENCY.md section 6).
     public var checkpoint: String
     /// The inclusion proof of leaf `leafIndex` (the entry at `seq`) in the checkpoint's tree.
     public var inclusion: [[UInt8]]

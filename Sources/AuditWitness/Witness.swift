@@ -9,7 +9,7 @@ public import TransparencyLog
 /// Which logs: the collector has one log per device, origin `<collector name>/<32 lowercase hex log id>`, all signed
 /// by its one key. The spec configures a witness with each log's origin and key; a witness of a collector cannot list
 /// logs that do not exist yet, so it accepts exactly the origins `<logName>/<32 lowercase hex>` whose note verifies
-/// with `logKey` under the origin as key name (docs/TRANSPARENCY.md section 11).
+/// with `logKey` under the origin as key name (docs/WITNESS.md).
 public final class Witness: Sendable {
     /// An answer: status, content type, body.
     public struct Answer: Sendable, Equatable {

@@ -2,7 +2,7 @@ public import TransparencyLog
 
 /// The witness's decision on one `add-checkpoint` request whose log signature verified (c2sp.org/tlog-witness
 /// "add-checkpoint"), against the latest checkpoint it cosigned for the origin: pure, no I/O.
-public enum WitnessCheck {
+public enum WitnessCheck: Sendable {
     /// What the witness recorded for an origin: the size and root hash of the latest checkpoint it cosigned.
     public struct State: Sendable, Equatable {
         /// The tree size.

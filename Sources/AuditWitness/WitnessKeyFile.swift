@@ -3,7 +3,7 @@ import AuditWire
 
 /// The witness's Ed25519 cosigning key: a file holding the 32-byte seed, mode 0600, as the collector keeps its
 /// receipt key. Created exclusively when missing; a file that group or others can read is refused, as ssh does.
-public enum WitnessKeyFile {
+public enum WitnessKeyFile: Sendable {
     /// Loads the key at `path`, creating a fresh one (mode 0600) if the file does not exist.
     /// - Throws: ``WitnessError`` if the file is readable by group or others, is not a key, or cannot be written.
     public static func loadOrCreate(path: String) throws(WitnessError) -> Curve25519.Signing.PrivateKey {

@@ -6,7 +6,7 @@
 /// a platform API cannot be reached; a reallocation (growing an array) leaves the old block unwiped; the
 /// optimizer could in principle drop stores it proves dead (the call is kept opaque to make that unlikely).
 /// swift-crypto's `SymmetricKey` zeroes its own storage when released.
-public enum SecureWipe {
+public enum SecureWipe: Sendable {
     /// Overwrites every byte of `bytes` with zero, keeping its length.
     @inline(never)
     public static func wipe(_ bytes: inout [UInt8]) {

@@ -10,7 +10,7 @@ import Darwin
 /// SQLite through GRDB as the log and the collector need it: WAL (a `DatabasePool`), a busy timeout so several
 /// processes take turns, and `synchronous = FULL`, which GRDB resets to NORMAL when it enables WAL
 /// (../shared/MEASURED.md): without it an acknowledged commit could be lost on power loss.
-public enum DurableDatabase {
+public enum DurableDatabase: Sendable {
     /// Bytes of WAL kept on disk after it starts again (SQLite's `journal_size_limit`): 16 MiB.
     public static let walSizeLimit = 16 << 20
 

@@ -3,7 +3,7 @@
 /// is not its own, its latest cosigned size as `<decimal>\n` with `Content-Type: text/x.tlog.size`.
 ///
 /// Both parsers are strict and total, with size limits; nothing traps.
-public enum AddCheckpointResponse {
+public enum AddCheckpointResponse: Sendable {
     /// Why an answer's body is refused.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The body is larger than the parser's limit.

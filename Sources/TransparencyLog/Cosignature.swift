@@ -2,7 +2,7 @@
 /// `— <cosigner name> base64(key ID || timestamp || signature)` on a checkpoint, where the key ID is computed with
 /// the type byte `0x04` (``CosignatureVerifierKey``), the timestamp is 8 bytes big-endian (POSIX seconds, at most
 /// 2^63 - 1) and the signature is Ed25519's over ``message(text:timestamp:)``.
-public enum Cosignature {
+public enum Cosignature: Sendable {
     /// Why a cosignature is refused.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The signature after the key ID is not an 8-byte timestamp and a 64-byte Ed25519 signature.

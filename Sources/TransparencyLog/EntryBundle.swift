@@ -5,7 +5,7 @@
 /// The length prefix holds at most 65 535 bytes. A bundle that would hold a longer entry cannot be written without
 /// losing bytes, so ``encode(_:)`` refuses it (``Failure/entryTooLarge(position:length:)``) and the log serves that
 /// entry in another form at another path, as the spec allows ("Logs MAY serve entries in different formats").
-public enum EntryBundle {
+public enum EntryBundle: Sendable {
     /// The longest entry a bundle holds: the largest `uint16`.
     public static let maxEntryLength = Int(UInt16.max)
 

@@ -2,7 +2,7 @@ import Crypto
 
 /// The hashes of an RFC 6962 Merkle tree (RFC 6962 section 2.1; RFC 9162 section 2.1.1): SHA-256, with a one-byte
 /// prefix that keeps a leaf from ever being read as an interior node (second-preimage resistance).
-public enum MerkleHash {
+public enum MerkleHash: Sendable {
     /// Bytes in a hash.
     public static let size = 32
 

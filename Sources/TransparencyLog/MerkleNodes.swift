@@ -96,3 +96,7 @@ public struct MerkleNodes {
         UInt64(1) << UInt64(UInt64.bitWidth - 1 - (count - 1).leadingZeroBitCount)
     }
 }
+
+/// Not Sendable: it reads nodes through a caller's closure, which need not be Sendable.
+@available(*, unavailable)
+extension MerkleNodes: Sendable {}

@@ -1,7 +1,7 @@
 /// Checks of RFC 6962 proofs against tree heads, with the algorithms of RFC 9162 sections 2.1.3.2 (inclusion) and
 /// 2.1.4.2 (consistency). Pure; every input may be hostile: sizes and indexes are any `UInt64`, hashes any bytes,
 /// proofs any length, and nothing traps.
-public enum MerkleProof {
+public enum MerkleProof: Sendable {
     /// Why a proof does not hold.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The leaf index is not below the tree size.

@@ -136,3 +136,7 @@ public struct MerkleTiles {
         var index: UInt64
     }
 }
+
+/// Not Sendable: it reads tiles through a caller's closure, which need not be Sendable.
+@available(*, unavailable)
+extension MerkleTiles: Sendable {}

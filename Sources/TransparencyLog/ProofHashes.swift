@@ -1,10 +1,10 @@
 /// The encodings a client of the log needs beside the C2SP files themselves: standard base64 in its canonical form
 /// (RFC 4648 section 4, padded, unused bits zero: the form every C2SP format uses, docs/TRANSPARENCY.md section 5),
 /// and a list of proof hashes as text, one base64 hash per line (the form `auditctl verify-consistency --proof`
-/// reads, docs/TRANSPARENCY.md section 9).
+/// reads, docs/PROOFS.md).
 ///
 /// Every decoder here is strict and total: what it accepts renders back to the same bytes, and nothing traps.
-public enum ProofHashes {
+public enum ProofHashes: Sendable {
     /// Why a list of hashes is refused. Lines are numbered from 1.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The text is larger than `limit` bytes, the size of the most hashes the parser takes (45 bytes a line):

@@ -134,7 +134,7 @@ struct CollectorFetcher {
     }
 
     /// The text of an error answer `{"error":"...","reason":"..."}` (the reason, when there is one, in brackets: the
-    /// read API's 404s name their case, docs/TRANSPARENCY.md section 8.4), or of the body; on one line, at most 300
+    /// read API's 404s name their case, docs/COLLECTOR-API.md section 2.4), or of the body; on one line, at most 300
     /// characters, without control characters: it comes from the network and is printed to a terminal.
     static func reason(_ answer: Answer) -> String {
         let members = (try? JSONValue(parsing: answer.body))?.objectValue

@@ -1,7 +1,7 @@
 import AuditChain
 import TransparencyLog
 
-/// The collector's answer to `GET /v1/logs/{logIdHex}/proof?seq=N` (docs/TRANSPARENCY.md section 9):
+/// The collector's answer to `GET /v1/logs/{logIdHex}/proof?seq=N` (docs/PROOFS.md):
 /// `{"v":2,"logId":"<32 hex>","seq":N,"leafIndex":I,"treeSize":n,"checkpoint":"<signed note>",
 /// "inclusion":["<base64 hash>",...],"entry":"<base64 of the serialized entry>"}`.
 ///

@@ -5,7 +5,7 @@ import Foundation
 import TransparencyLog
 
 /// The checks `prove`, `verify-proof` and `verify-consistency` share, each failing with a ``ProofRefusal`` that says
-/// in one line what is wrong (docs/TRANSPARENCY.md section 9).
+/// in one line what is wrong (docs/PROOFS.md).
 enum ProofChecks {
     /// The collector's public key from `--collector-key FILE`: the saved answer of `GET /v1/collector/key` or 64 hex
     /// digits (``CollectorPublicKey``).

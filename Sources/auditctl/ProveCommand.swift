@@ -6,7 +6,7 @@ import Foundation
 import TransparencyLog
 
 /// `auditctl prove`: fetches the collector's proof that one entry is in its log and writes it as a
-/// c2sp.org/tlog-proof@v1 file whose extra data is the entry itself (docs/TRANSPARENCY.md section 9).
+/// c2sp.org/tlog-proof@v1 file whose extra data is the entry itself (docs/PROOFS.md).
 struct ProveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prove",

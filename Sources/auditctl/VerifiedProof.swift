@@ -2,7 +2,7 @@ import AuditChain
 import Crypto
 import TransparencyLog
 
-/// A tlog-proof file whose every check passed (docs/TRANSPARENCY.md section 9): the entry it carries as extra data is
+/// A tlog-proof file whose every check passed (docs/PROOFS.md): the entry it carries as extra data is
 /// authentic (signed by one of the device's keys, over the payload it carries) and is leaf ``index`` of the tree the
 /// collector signed as ``checkpoint``.
 struct VerifiedProof {

@@ -5,7 +5,7 @@ import Foundation
 import TransparencyLog
 
 /// `auditctl verify-consistency OLD NEW`: checks that the collector's log at NEW extends the log at OLD, two saved
-/// checkpoint notes of the same origin (docs/TRANSPARENCY.md section 9).
+/// checkpoint notes of the same origin (docs/PROOFS.md).
 struct VerifyConsistencyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-consistency",

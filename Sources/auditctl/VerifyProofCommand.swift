@@ -7,7 +7,7 @@ import Foundation
 import TransparencyLog
 
 /// `auditctl verify-proof FILE`: checks a tlog-proof file offline, with the collector's and the device's public keys
-/// only, and shows the entry it proves (docs/TRANSPARENCY.md section 9).
+/// only, and shows the entry it proves (docs/PROOFS.md).
 struct VerifyProofCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-proof",

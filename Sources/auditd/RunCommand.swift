@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// `auditd run`: the agent. Settings come from `--config FILE` (JSON), then the environment, then these flags
-/// (contrib/README.md lists them all).
+/// (docs/OPERATIONS.md section 1.1 lists them all).
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",

@@ -7,8 +7,8 @@ import Logging
 import Glibc
 #endif
 
-/// `auditd witness`: a minimal c2sp.org/tlog-witness witness of one collector's logs (docs/TRANSPARENCY.md section
-/// 11). It cosigns each checkpoint it can prove consistent with the last one it cosigned for the log.
+/// `auditd witness`: a minimal c2sp.org/tlog-witness witness of one collector's logs (docs/WITNESS.md).
+/// It cosigns each checkpoint it can prove consistent with the last one it cosigned for the log.
 struct WitnessCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "witness",

@@ -6,8 +6,8 @@ import Testing
 import TestKit
 import TransparencyLog
 
-/// The built `auditd collector` killed with SIGKILL at random instants while it ingests (docs/TRANSPARENCY.md
-/// section 6): the tree and the entries commit together, so after every crash the stored tree is exactly the
+/// The built `auditd collector` killed with SIGKILL at random instants while it ingests (docs/COLLECTOR-API.md
+/// section 1): the tree and the entries commit together, so after every crash the stored tree is exactly the
 /// entries its head covers, and nothing the collector acknowledged is lost.
 @Suite("Collector crash during ingest", .serialized)
 struct CollectorCrashTests {

@@ -3,7 +3,7 @@ import Foundation
 import TestKit
 import Testing
 
-/// `auditd collector --read-token-file` and `--public-read` (docs/TRANSPARENCY.md section 8), end to end.
+/// `auditd collector --read-token-file` and `--public-read` (docs/COLLECTOR-API.md section 2), end to end.
 @Suite struct CollectorReadFlagsTests {
     @Test("--public-read with --read-token-file exits 2 with a clear error before creating anything")
     func bothFlagsAreRefusedAtStart() async throws {

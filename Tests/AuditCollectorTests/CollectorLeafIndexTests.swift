@@ -7,7 +7,7 @@ import Testing
 import TestKit
 import TransparencyLog
 
-/// Which held entry is which leaf (docs/TRANSPARENCY.md section 6): the leaves are the held entries the tree covers
+/// Which held entry is which leaf (docs/COLLECTOR-API.md section 1): the leaves are the held entries the tree covers
 /// in seq order, except those accepted after the tree had passed their seq; the store finds a seq's leaf index and a
 /// bundle's entries from one row per 256 leaves and the rare non-leaves.
 @Suite struct CollectorLeafIndexTests {

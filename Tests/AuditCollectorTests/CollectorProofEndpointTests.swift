@@ -5,7 +5,7 @@ import Testing
 import TestKit
 import TransparencyLog
 
-/// `GET /v1/logs/{logId}/proof?seq=N` and `…/proof/consistency?from=M[&to=N]` (docs/TRANSPARENCY.md section 8).
+/// `GET /v1/logs/{logId}/proof?seq=N` and `…/proof/consistency?from=M[&to=N]` (docs/COLLECTOR-API.md section 2).
 @Suite struct CollectorProofEndpointTests {
     /// 0 ... 20 with a removal record of 3 ... 4 at 6.
     static func chain() -> CollectorChain {

@@ -9,7 +9,7 @@ import TestKit
 import Glibc
 #endif
 
-/// Who may use the read API (docs/TRANSPARENCY.md section 8): the ingest token by default, a read token beside it
+/// Who may use the read API (docs/COLLECTOR-API.md section 2): the ingest token by default, a read token beside it
 /// (`--read-token-file`), or anyone (`--public-read`); ingest takes the ingest token alone.
 @Suite struct CollectorReadAccessTests {
     /// A read of every kind, for a log holding entries 0 ... 3.

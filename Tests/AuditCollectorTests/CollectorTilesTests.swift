@@ -6,7 +6,7 @@ import Testing
 import TestKit
 import TransparencyLog
 
-/// The tlog-tiles read API (docs/TRANSPARENCY.md section 8): tiles and entry bundles under
+/// The tlog-tiles read API (docs/COLLECTOR-API.md section 2): tiles and entry bundles under
 /// `/v1/logs/{logId}/tile/`, as a tiles client reads them.
 @Suite struct CollectorTilesTests {
     static func path(_ text: String) throws -> TilePath { try TilePath(parsing: text) }

@@ -9,7 +9,7 @@ import Testing
 import TestKit
 import TransparencyLog
 
-/// A real collector that rewrites the history it signed (docs/TRANSPARENCY.md section 10): the agent's check of
+/// A real collector that rewrites the history it signed (docs/TRANSPARENCY.md section 7): the agent's check of
 /// each checkpoint against the last one it verified catches it, keeps the evidence, and delivers nothing more on
 /// that collector's word, while the log keeps recording.
 @Suite("A forked or rewritten collector")

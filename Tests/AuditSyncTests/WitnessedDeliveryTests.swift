@@ -10,7 +10,7 @@ import Testing
 import TestKit
 import TransparencyLog
 
-/// An agent that requires a witness's cosignature (docs/TRANSPARENCY.md section 11), against a real collector and a
+/// An agent that requires a witness's cosignature (docs/WITNESS.md), against a real collector and a
 /// real witness on loopback.
 @Suite("Delivery with a witness")
 struct WitnessedDeliveryTests {

@@ -9,7 +9,7 @@ import Testing
 import TestKit
 import TransparencyLog
 
-/// A collector configured with a witness (docs/TRANSPARENCY.md section 11): its version 2 answers carry the
+/// A collector configured with a witness (docs/WITNESS.md): its version 2 answers carry the
 /// witness's cosignature, a witness that is down costs only the cosignature, and a collector that rewrote its tree
 /// gets none.
 @Suite("A collector with a witness")

@@ -10,7 +10,7 @@ import Foundation
 /// - `AUDIT_FUZZ_SEED`: the first seed (default: derived from the target's name, so CI runs are reproducible).
 ///
 /// Each run prints `fuzz <target>: <n> executions ...`, the counts the issue asks to record.
-public enum Fuzz {
+public enum Fuzz: Sendable {
     /// The inputs a target's round trip failed on, kept to report once per target (an `#expect` per execution
     /// would be slow): the first three, each shown by its first 200 bytes.
     public final class Broken {
@@ -95,3 +95,7 @@ public enum Fuzz {
         name.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
     }
 }
+
+/// Not Sendable: a mutable class, used by one target's loop.
+@available(*, unavailable)
+extension Fuzz.Broken: Sendable {}

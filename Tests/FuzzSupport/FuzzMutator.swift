@@ -26,7 +26,7 @@ public struct FuzzRandom: Sendable {
 /// Mutations of a seed input that hostile peers, damaged files and forged entries produce: bit flips, byte
 /// inserts and deletes, splices, truncation, extreme integers in place of numbers (text and binary), deep
 /// nesting and JSON tokens in odd places.
-public enum FuzzMutator {
+public enum FuzzMutator: Sendable {
     /// Numbers that overflow, saturate or fall outside the format's ±(2^53 − 1) (the hostile integers).
     public static let extremeNumbers: [String] = [
         "-9223372036854775808", "9223372036854775807", "18446744073709551615", "18446744073709551616",

@@ -1,6 +1,6 @@
 /// The hostile-integer corpus: every JSON value of a seed document replaced, one position at a time, by
 /// numbers that no parser of the format may accept (and that used to trap one: `-9223372036854775808`).
-public enum HostileIntegers {
+public enum HostileIntegers: Sendable {
     /// Numbers outside ±(2^53 − 1), or not integers.
     public static let numbers: [String] = [
         "-9223372036854775808", "9223372036854775807", "18446744073709551615", "-9223372036854775809",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks witness-v1.json, the witness vectors of docs/TRANSPARENCY.md section 11, from the specs alone:
+"""Checks witness-v1.json, the witness vectors of docs/WITNESS.md, from the specs alone:
 c2sp.org/tlog-cosignature (key ID with type 0x04, vkey, the cosignature/v1 signed message, the timestamped
 signature) and c2sp.org/tlog-witness (the add-checkpoint request and response bodies), over the checkpoint of
 transparency-v1.json. Needs the `cryptography` package. `--write` writes the file instead of checking it.
@@ -59,7 +59,7 @@ def build(transparency):
     proof = subproof(old, leaves, True)
     body = "old %d\n" % old + "".join(base64.b64encode(h).decode() + "\n" for h in proof) + "\n" + note
     return {
-        "description": "Witness vectors (docs/TRANSPARENCY.md section 11): a cosignature/v1 of the checkpoint of "
+        "description": "Witness vectors (docs/WITNESS.md): a cosignature/v1 of the checkpoint of "
         + "transparency-v1.json and an add-checkpoint request for it. Hex for bytes unless a field is named for its "
         + "text form. Checked by the Swift suite (WitnessVectorTests) and by verify_witness.py.",
         "specs": ["c2sp.org/tlog-cosignature", "c2sp.org/tlog-witness"],
