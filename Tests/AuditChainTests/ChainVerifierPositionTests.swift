@@ -101,7 +101,7 @@ struct ChainVerifierPositionTests {
             signingKey: chain.signingKey
         )
         let withCheckpoint = ChainFixture.verify([chain.serialized[0]], options: options)
-        #expect(withCheckpoint.problems.allSatisfy { $0.seq <= ($0.lastSeq ?? $0.seq) })
+        #expect(withCheckpoint.problems.allSatisfy { $0.seq <= $0.lastSeq })
         #expect(withCheckpoint.findings == ["5:truncated"])
     }
 }
