@@ -39,7 +39,12 @@ struct ChainAnalyzer: Sendable {
     private var known: [KeyID: Curve25519.Signing.PublicKey]
     /// Where each key the genesis and rotations introduced may sign (``ChainRules/KeyWindow``); empty until the
     /// genesis is read, when any pinned key is accepted (a copy that lacks its genesis).
-    private var windows: [KeyID: ChainRules.KeyWindow] = [:]
+    private var windows: [KeyID: ChainRules.KeyWindow] = [:] {
+        didSet { lastSigner = nil }
+    }
+    /// The window of the key that signed the previous entry, while the windows stay the same: most entries are signed
+    /// by the key of the entry before them, and this spares the dictionary.
+    private var lastSigner: (id: KeyID, window: ChainRules.KeyWindow)?
     /// The data key events must be encrypted under (the genesis's, then each rotation's); nil when a gap or a
     /// damaged entry may hide a rotation, so the rule is not applied.
     private var activeDataKey: KeyID?
@@ -151,9 +156,14 @@ struct ChainAnalyzer: Sendable {
 
     /// The key rule (``ChainRules/keySigns(_:window:seq:)``): a key signs only inside its window; before the
     /// genesis is read, any pinned key.
-    private func keyProblem(_ keyId: KeyID, seq: UInt64) -> ChainRules.Violation? {
+    private mutating func keyProblem(_ keyId: KeyID, seq: UInt64) -> ChainRules.Violation? {
+        if let lastSigner, lastSigner.id == keyId {
+            return ChainRules.keySigns(keyId, window: lastSigner.window, seq: seq)
+        }
         if windows.isEmpty, known[keyId] != nil { return nil }
-        return ChainRules.keySigns(keyId, window: windows[keyId], seq: seq)
+        let window = windows[keyId]
+        if let window { lastSigner = (keyId, window) }
+        return ChainRules.keySigns(keyId, window: window, seq: seq)
     }
 
     /// Checks the log id and the sequence; returns false if the entry does not extend the chain.
