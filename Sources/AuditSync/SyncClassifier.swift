@@ -37,16 +37,18 @@ public enum SyncClassifier: Sendable {
         case .failure(let reason):
             return .outage(reason: reason, retryAfter: nil)
         case .response(let status, let retryAfterText, let body):
-            let retryAfter = retryAfterText.flatMap { parseRetryAfter($0, now: now) }.map { min($0, maxRetryAfter) }
-            let message = errorMessage(body)
-            switch status {
-            case 200:
+            // A 200's body is parsed once, as the answer; only an error's body is read for its message.
+            if status == 200 {
                 do {
                     let json = try JSONValue(parsing: body)
                     return .answered(try SyncResponse(json: json))
                 } catch {
                     return .outage(reason: "the backend's 200 response is malformed: \(error)", retryAfter: nil)
                 }
+            }
+            let retryAfter = retryAfterText.flatMap { parseRetryAfter($0, now: now) }.map { min($0, maxRetryAfter) }
+            let message = errorMessage(body)
+            switch status {
             case 400 where message.hasPrefix("member \"v\""):
                 // A collector that does not speak this version (one from before version 2 says exactly
                 // `member "v" must be 1`): the batch is fine, splitting it would dead-letter every entry. An outage
