@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Scope: the log. Its idempotency index maps the tag of a key (``IdempotencyTag``) to the one entry that carries
 /// it, for as long as that entry is in the log (retention takes the row with the entry). An event whose key the
-/// log holds is a retry when it repeats the producer's request (``isRetry(_:payload:of:storedStamped:)``; the entry
+/// log holds is a retry when it repeats the producer's request (``isRetry(_:stamped:of:storedStamped:)``; the entry
 /// is opened to compare): it gets the original's receipt and nothing is written. Otherwise the append is refused
 /// (``IdempotencyConflict``).
 extension AuditLog {

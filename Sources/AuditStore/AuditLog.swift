@@ -140,8 +140,9 @@ public final class AuditLog: Sendable {
         try await append(events.map { ProducerEvent($0) })
     }
 
-    /// Validates and appends events as producers' requests gave them (``AuditEvent/decodeProducerInput(_:catalogue:now:makeIdempotencyKey:)``);
-    /// returns after they are durably committed.
+    /// Validates and appends events as producers' requests gave them
+    /// (``AuditEvent/decodeProducerInput(_:catalogue:now:makeIdempotencyKey:)``); returns after they are durably
+    /// committed.
     ///
     /// Idempotent as ``append(_:)-([AuditEvent])``, and a request that left `occurredAt` out (stamped at ingest),
     /// repeated without it, is a retry of the original although the stamps differ (docs/CATALOGUE.md).
