@@ -82,10 +82,10 @@ private final class CountingSink: LogEntrySink {
         count += entries.count
     }
 
-    func claim(_ tag: IdempotencyTag, for seq: UInt64) throws -> UInt64? {
+    func claim(_ tag: IdempotencyTag, for seq: UInt64, occurredAtStamped: Bool) throws -> IdempotencyHolder? {
         let start = ContinuousClock.now
         defer { seconds += Timing.seconds(ContinuousClock.now - start) }
-        return try base.claim(tag, for: seq)
+        return try base.claim(tag, for: seq, occurredAtStamped: occurredAtStamped)
     }
 
     func releaseClaims(from seq: UInt64) throws { try base.releaseClaims(from: seq) }

@@ -44,9 +44,11 @@ struct IngestResponder: HTTPResponder {
         } catch {
             return Self.error(.badRequest, "cannot read the body")
         }
-        let events: [AuditEvent]
+        // What the producer sent: an event without `occurredAt` is stamped now, and its retry is compared with the
+        // original apart from the stamps (docs/CATALOGUE.md, "Idempotency keys and retries").
+        let events: [ProducerEvent]
         do {
-            events = try AuditEvent.decodeInput(
+            events = try AuditEvent.decodeProducerInput(
                 body,
                 catalogue: log.configuration.catalogue,
                 now: .now(),

@@ -19,26 +19,7 @@ extension AuditEvent {
         now: AuditTimestamp,
         makeIdempotencyKey: () -> String
     ) throws(AuditEventError) {
-        guard case .object(let members) = value else {
-            throw AuditEventError(.wrongType, "an event must be a JSON object, got \(value.typeName)")
-        }
-        let fields = try EventFields(members, allowDefaults: true)
-        if let extra = members.keys.sorted().first(where: { !Self.inputMembers.contains($0) }) {
-            throw AuditEventError(
-                .unknownAttribute,
-                eventType: fields.type,
-                field: extra,
-                "unknown member; event attributes belong inside \"attributes\""
-            )
-        }
-        self.init(
-            type: fields.type,
-            occurredAt: fields.occurredAt ?? now,
-            userId: fields.userId,
-            deviceId: fields.deviceId,
-            attributes: fields.attributes,
-            idempotencyKey: fields.idempotencyKey ?? makeIdempotencyKey()
-        )
+        self = try ProducerEvent(input: value, now: now, makeIdempotencyKey: makeIdempotencyKey).event
     }
 
     /// Decodes producer input that is either one JSON object or JSON Lines (one object per non-blank line),
@@ -50,16 +31,29 @@ extension AuditEvent {
         now: AuditTimestamp,
         makeIdempotencyKey: () -> String
     ) throws(AuditEventError) -> [AuditEvent] {
+        try decodeProducerInput(bytes, catalogue: catalogue, now: now, makeIdempotencyKey: makeIdempotencyKey)
+            .map(\.event)
+    }
+
+    /// ``decodeInput(_:catalogue:now:makeIdempotencyKey:)``, saying for each event whether its `occurredAt` was
+    /// stamped with `now` (the producer left it out): what the log's de-duplication compares a retry with.
+    /// - Throws: ``AuditEventError`` with ``AuditEventError/line`` set for JSON Lines input.
+    public static func decodeProducerInput(
+        _ bytes: [UInt8],
+        catalogue: EventCatalogue,
+        now: AuditTimestamp,
+        makeIdempotencyKey: () -> String
+    ) throws(AuditEventError) -> [ProducerEvent] {
         guard String(validating: bytes, as: UTF8.self) != nil else {
             throw AuditEventError(.invalidUTF8, "input is not valid UTF-8")
         }
         // A single (possibly pretty-printed) object first; otherwise JSON Lines.
         if let single = try? JSONValue(parsing: bytes) {
-            let event = try AuditEvent(input: single, now: now, makeIdempotencyKey: makeIdempotencyKey)
-            try catalogue.validate(event)
+            let event = try ProducerEvent(input: single, now: now, makeIdempotencyKey: makeIdempotencyKey)
+            try catalogue.validate(event.event)
             return [event]
         }
-        var events: [AuditEvent] = []
+        var events: [ProducerEvent] = []
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         for (index, line) in lines.enumerated() {
             let number = index + 1
@@ -71,8 +65,8 @@ extension AuditEvent {
                 } catch {
                     throw AuditEventError(error.isInvalidUTF8 ? .invalidUTF8 : .malformedJSON, error.description)
                 }
-                let event = try AuditEvent(input: value, now: now, makeIdempotencyKey: makeIdempotencyKey)
-                try catalogue.validate(event)
+                let event = try ProducerEvent(input: value, now: now, makeIdempotencyKey: makeIdempotencyKey)
+                try catalogue.validate(event.event)
                 events.append(event)
             } catch {
                 var located = error

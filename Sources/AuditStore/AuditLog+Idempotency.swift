@@ -5,16 +5,19 @@ import Synchronization
 ///
 /// Scope: the log. Its idempotency index maps the tag of a key (``IdempotencyTag``) to the one entry that carries
 /// it, for as long as that entry is in the log (retention takes the row with the entry). An event whose key the
-/// log holds is a retry when it equals the stored event byte for byte (the entry is opened to compare): it gets
-/// the original's receipt and nothing is written. Otherwise the append is refused (``IdempotencyConflict``).
+/// log holds is a retry when it repeats the producer's request (``isRetry(_:stamped:of:storedStamped:)``; the entry
+/// is opened to compare): it gets the original's receipt and nothing is written. Otherwise the append is refused
+/// (``IdempotencyConflict``).
 extension AuditLog {
     /// Metadata key of the idempotency secret's id.
     static let idempotencySecretMeta = "idempotencySecretId"
 
-    /// One caller's events and their tags, as the group commit carries them.
+    /// One caller's events, their tags and whether each one's `occurredAt` was stamped at ingest, as the group
+    /// commit carries them.
     struct PendingAppend: Sendable {
         var events: [ValidatedEvent]
         var tags: [IdempotencyTag]
+        var stamped: [Bool]
     }
 
     /// Where one event of a batch lands.
@@ -70,10 +73,29 @@ extension AuditLog {
     }
 
     /// The events with their tags: one HMAC per event, on the validating threads for a large batch.
-    func tagged(_ events: [ValidatedEvent], secret: IdempotencySecret) -> PendingAppend {
+    /// - Parameter stamped: per event, whether its `occurredAt` was stamped at ingest.
+    func tagged(_ events: [ValidatedEvent], stamped: [Bool], secret: IdempotencySecret) -> PendingAppend {
         let parallelism = events.count >= 256 ? configuration.signingParallelism : 1
         let tags = Parallel.map(events, parallelism: parallelism) { secret.tag($0.event.idempotencyKey) }
-        return PendingAppend(events: events, tags: tags)
+        return PendingAppend(events: events, tags: tags, stamped: stamped)
+    }
+
+    /// Whether `event`, whose key the log holds for the event sealed as `stored`, repeats the producer's request
+    /// that `stored` came from: its canonical payload equals the stored one (every member, `occurredAt`
+    /// included), or neither request carried `occurredAt` (both were stamped at ingest) and the events are equal
+    /// apart from the stamps. A request that carried `occurredAt` is never taken for one that did not, nor the
+    /// other way round (unless the bytes are equal).
+    /// - Parameters:
+    ///   - stamped: whether `event`'s `occurredAt` was stamped at ingest.
+    ///   - storedStamped: whether the stored event's was (the index's ``IdempotencyHolder/occurredAtStamped``).
+    static func isRetry(_ event: ValidatedEvent, stamped: Bool, of stored: [UInt8], storedStamped: Bool) -> Bool {
+        if stored == event.canonicalPayload { return true }
+        guard stamped, storedStamped, let original = try? AuditEvent.decoding(payload: stored).event else {
+            return false
+        }
+        var restamped = event.event
+        restamped.occurredAt = original.occurredAt
+        return restamped.canonicalPayload == stored
     }
 
     /// Refuses a secret other than the one the log's metadata names; names it when the metadata does not.
@@ -105,12 +127,14 @@ extension AuditLog {
             var conflict: IdempotencyConflict?
             for index in batch.events.indices {
                 let event = batch.events[index]
+                let stamped = batch.stamped[index]
                 let seq = first + UInt64(plan.fresh.count)
-                guard let holder = try sink.claim(batch.tags[index], for: seq) else {
+                guard let claim = try sink.claim(batch.tags[index], for: seq, occurredAtStamped: stamped) else {
                     slots.append(.new(plan.fresh.count))
                     plan.fresh.append(event)
                     continue
                 }
+                let holder = claim.seq
                 if holder >= first {
                     // Held by a new event of this commit: an earlier batch's (sealed at `holder`), or this one's.
                     let earlier = Int(clamping: holder - first)
@@ -121,7 +145,8 @@ extension AuditLog {
                                 + "entries were removed behind its back; run `auditctl verify`"
                         )
                     }
-                    if plan.fresh[earlier].canonicalPayload == event.canonicalPayload {
+                    let original = plan.fresh[earlier].canonicalPayload
+                    if Self.isRetry(event, stamped: stamped, of: original, storedStamped: claim.occurredAtStamped) {
                         slots.append(.repeated(earlier))
                     } else if earlier >= start {
                         let position = slots.firstIndex {
@@ -132,7 +157,7 @@ extension AuditLog {
                         conflict = IdempotencyConflict(.differentEvent, index: index, seq: holder)
                     }
                 } else if let (entry, payload) = try openStored(at: holder, sink: sink) {
-                    if payload == event.canonicalPayload {
+                    if Self.isRetry(event, stamped: stamped, of: payload, storedStamped: claim.occurredAtStamped) {
                         slots.append(.stored(AppendReceipt(seq: holder, entryHash: entry.entryHash, isDuplicate: true)))
                     } else {
                         conflict = IdempotencyConflict(.differentEvent, index: index, seq: holder)

@@ -126,7 +126,8 @@ public final class AuditLog: Sendable {
         return try AuditLog(storage: storage, keys: keys, configuration: configuration)
     }
 
-    /// Validates and appends events; returns after they are durably committed.
+    /// Validates and appends events, each with the `occurredAt` its producer gave; returns after they are durably
+    /// committed.
     ///
     /// Idempotent: an event whose `idempotencyKey` the log already holds for the same event (byte for byte in its
     /// canonical encoding) is not written again; its receipt is the original's, marked
@@ -136,11 +137,26 @@ public final class AuditLog: Sendable {
     /// - Throws: ``AuditEventError`` for an invalid event, ``IdempotencyConflict`` when an event carries the key of a
     ///   different event (nothing is written either way), ``LogStoreError`` on failure.
     public func append(_ events: [AuditEvent]) async throws -> [AppendReceipt] {
+        try await append(events.map { ProducerEvent($0) })
+    }
+
+    /// Validates and appends events as producers' requests gave them
+    /// (``AuditEvent/decodeProducerInput(_:catalogue:now:makeIdempotencyKey:)``); returns after they are durably
+    /// committed.
+    ///
+    /// Idempotent as ``append(_:)-([AuditEvent])``, and a request that left `occurredAt` out (stamped at ingest),
+    /// repeated without it, is a retry of the original although the stamps differ (docs/CATALOGUE.md).
+    /// - Throws: as ``append(_:)-([AuditEvent])``.
+    public func append(_ events: [ProducerEvent]) async throws -> [AppendReceipt] {
         // Validation encodes each canonical payload once; sealing reuses it.
-        let validated = try configuration.catalogue.validated(events, parallelism: configuration.signingParallelism)
+        let validated = try configuration.catalogue.validated(
+            events.map(\.event),
+            parallelism: configuration.signingParallelism
+        )
         guard !validated.isEmpty else { return [] }
         let secret = try await loadIdempotencySecret()
-        return try await committer.submit(tagged(validated, secret: secret)) { batches in
+        let pending = tagged(validated, stamped: events.map(\.occurredAtStamped), secret: secret)
+        return try await committer.submit(pending) { batches in
             try await self.commit(batches, secret: secret)
         }.get()
     }

@@ -1,6 +1,7 @@
 /// An append refused because one of its events carries an idempotency key that the log (or the same append)
-/// holds for a *different* event. A retry must be the same event byte for byte in its canonical encoding; the log
-/// never answers a different event's seq, so nothing of the append is written and the producer is told.
+/// holds for a *different* event. A retry must repeat the original request: the same event byte for byte in its
+/// canonical encoding, or, when neither request carried `occurredAt`, the same apart from the ingest's stamps. The
+/// log never answers a different event's seq, so nothing of the append is written and the producer is told.
 ///
 /// The description names the event's position and the seq holding the key, never the key or the events.
 public struct IdempotencyConflict: Error, Sendable, Hashable, CustomStringConvertible {
@@ -40,8 +41,8 @@ public struct IdempotencyConflict: Error, Sendable, Hashable, CustomStringConver
     public var description: String {
         let event = "event \(index + 1) of the append"
         let advice =
-            "a retry must repeat the original event exactly (with its occurredAt); a new event needs a new "
-            + "idempotency key; nothing was written"
+            "a retry must repeat the original request exactly (with its occurredAt, or without it if the original "
+            + "had none); a new event needs a new idempotency key; nothing was written"
         switch code.base {
         case .differentEvent:
             return "\(event) carries the idempotency key of the entry at seq \(seq ?? 0), which is a different event: "

@@ -22,6 +22,22 @@ public struct IdempotencyTag: Sendable, Hashable {
     public static let size = 16
 }
 
+/// What the idempotency index says of a tag it holds: the entry that carries the key, and whether that event's
+/// `occurredAt` was stamped at ingest because its producer left it out (then a retry that leaves it out too is
+/// compared apart from the stamps; docs/CATALOGUE.md, "Idempotency keys and retries").
+public struct IdempotencyHolder: Sendable, Hashable {
+    /// The entry's seq (or the seq a claim of the same transaction reserved).
+    public var seq: UInt64
+    /// Whether the event's producer left `occurredAt` out.
+    public var occurredAtStamped: Bool
+
+    /// Creates a holder.
+    public init(seq: UInt64, occurredAtStamped: Bool) {
+        self.seq = seq
+        self.occurredAtStamped = occurredAtStamped
+    }
+}
+
 /// The log's idempotency secret: 32 random bytes in the key file `idempotency.key` (mode 0600). Scope: one log;
 /// the index maps a key to the one entry of this log that carries it.
 public struct IdempotencySecret: Sendable {

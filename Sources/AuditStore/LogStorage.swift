@@ -101,12 +101,12 @@ public protocol LogEntrySink {
     func write(_ entries: [SealedEntry], priorities: [DeliveryPriority]) throws
 
     /// Claims an idempotency tag for the entry this transaction will write at `seq` (the index holds one tag per
-    /// entry and one entry per tag). A claim commits with the transaction, and only if the entry at `seq` is
-    /// written by then.
-    /// - Returns: nil when the tag was free and is now claimed; otherwise the seq that holds it already (an entry
-    ///   of the log, or a claim made earlier in this transaction), and nothing is claimed.
+    /// entry and one entry per tag), with whether the event's `occurredAt` was stamped at ingest. A claim commits
+    /// with the transaction, and only if the entry at `seq` is written by then.
+    /// - Returns: nil when the tag was free and is now claimed; otherwise what holds it already (an entry of the
+    ///   log, or a claim made earlier in this transaction), and nothing is claimed.
     /// - Throws: ``LogStoreError`` when the storage fails or `seq` is claimed already.
-    func claim(_ tag: IdempotencyTag, for seq: UInt64) throws -> UInt64?
+    func claim(_ tag: IdempotencyTag, for seq: UInt64, occurredAtStamped: Bool) throws -> IdempotencyHolder?
 
     /// Drops the claims this transaction made for `seq` and after (a batch of events that is refused).
     func releaseClaims(from seq: UInt64) throws
@@ -128,7 +128,7 @@ public protocol LogEntryReader {
 ///
 /// Implementations make ``append(_:)`` atomic and exclusive across threads *and processes*: the body sees the
 /// head as of the start of the transaction, and what it returns is committed durably before `append` returns.
-/// They keep an idempotency index (``LogEntrySink/claim(_:for:)``) whose rows leave with their entries: an
+/// They keep an idempotency index (``LogEntrySink/claim(_:for:occurredAtStamped:)``) whose rows leave with their entries: an
 /// entry deleted by ``prune(through:keep:_:)`` takes its tag with it.
 public protocol LogStorage: Sendable {
     /// Runs `body` in one exclusive write transaction and commits what it returns.

@@ -10,8 +10,8 @@ public final class MemoryLogStorage: LogStorage {
         var keySource: SealedEntry?
         var metadata: [String: String] = [:]
         var delivery = DeliveryTable()
-        /// The idempotency index: the seq holding each tag, and the tag of each seq.
-        var tags: [IdempotencyTag: UInt64] = [:]
+        /// The idempotency index: the entry holding each tag, and the tag of each seq.
+        var tags: [IdempotencyTag: IdempotencyHolder] = [:]
         var tagsBySeq: [UInt64: IdempotencyTag] = [:]
 
         var snapshot: LogSnapshot {
@@ -70,13 +70,13 @@ public final class MemoryLogStorage: LogStorage {
         let firstSeq: UInt64
         var open = true
         /// The index and entries as the transaction began (copies that share storage until written).
-        let tags: [IdempotencyTag: UInt64]
+        let tags: [IdempotencyTag: IdempotencyHolder]
         let stored: [StoredEntry]
         /// Tags claimed in this transaction, by seq.
         var claims: [UInt64: IdempotencyTag] = [:]
-        var claimed: [IdempotencyTag: UInt64] = [:]
+        var claimed: [IdempotencyTag: IdempotencyHolder] = [:]
 
-        init(after head: ChainHead?, tags: [IdempotencyTag: UInt64], stored: [StoredEntry]) {
+        init(after head: ChainHead?, tags: [IdempotencyTag: IdempotencyHolder], stored: [StoredEntry]) {
             expected = head.map { $0.seq + 1 } ?? 0
             firstSeq = expected
             previous = head
@@ -94,14 +94,14 @@ public final class MemoryLogStorage: LogStorage {
             self.priorities += priorities
         }
 
-        func claim(_ tag: IdempotencyTag, for seq: UInt64) throws -> UInt64? {
+        func claim(_ tag: IdempotencyTag, for seq: UInt64, occurredAtStamped: Bool) throws -> IdempotencyHolder? {
             guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
             guard seq >= firstSeq, claims[seq] == nil else {
                 throw LogStoreError(.invalidInput, "seq \(seq) is claimed already or not written here")
             }
             if let holder = claimed[tag] ?? tags[tag] { return holder }
             claims[seq] = tag
-            claimed[tag] = seq
+            claimed[tag] = IdempotencyHolder(seq: seq, occurredAtStamped: occurredAtStamped)
             return nil
         }
 
@@ -149,7 +149,7 @@ public final class MemoryLogStorage: LogStorage {
             try state.write(sink.entries, priorities: sink.priorities)
             state.metadata.merge(append.metadata) { _, new in new }
             for (seq, tag) in sink.claims {
-                state.tags[tag] = seq
+                state.tags[tag] = sink.claimed[tag]
                 state.tagsBySeq[seq] = tag
             }
             return result

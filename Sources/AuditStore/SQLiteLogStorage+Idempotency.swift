@@ -3,18 +3,25 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// The idempotency index beside the entries: one row per event entry, its idempotency tag (``IdempotencyTag``),
-/// written in the same transaction as the entry.
+/// The idempotency index beside the entries: one row per event entry, its idempotency tag (``IdempotencyTag``)
+/// and whether the event's `occurredAt` was stamped at ingest (``IdempotencyHolder``), written in the same
+/// transaction as the entry.
 extension SQLiteLogStorage {
-    /// Creates the index (schema version 3). Entries written before it have no row: their retries are not
-    /// recognised (their keys are sealed encrypted, and the storage holds no key to read them).
+    /// Creates the index (schema version 3), and its `stamped` column (version 4). Entries written before the
+    /// index have no row: their retries are not recognised (their keys are sealed encrypted, and the storage holds
+    /// no key to read them). Rows written before the column say 0 (not stamped): a retry of their events is
+    /// compared byte for byte, as it was when they were written.
     ///
     /// The row of an entry is deleted with it by a trigger, whatever deletes it (retention, or anyone else): the
     /// index is bounded by the log, and a tag never points at an entry that is gone.
     static func migrateIdempotency(_ db: Database) throws {
         try db.execute(
             sql: """
-                CREATE TABLE IF NOT EXISTS idempotency (seq INTEGER PRIMARY KEY, tag BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS idempotency (
+                    seq INTEGER PRIMARY KEY,
+                    tag BLOB NOT NULL,
+                    stamped INTEGER NOT NULL DEFAULT 0
+                );
                 CREATE UNIQUE INDEX IF NOT EXISTS idempotency_tag ON idempotency (tag);
                 CREATE TRIGGER IF NOT EXISTS idempotency_leaves_with_entry AFTER DELETE ON entries
                 BEGIN
@@ -22,6 +29,9 @@ extension SQLiteLogStorage {
                 END;
                 """
         )
+        if try !db.columns(in: "idempotency").contains(where: { $0.name == "stamped" }) {
+            try db.execute(sql: "ALTER TABLE idempotency ADD COLUMN stamped INTEGER NOT NULL DEFAULT 0")
+        }
     }
 }
 
@@ -30,18 +40,19 @@ extension SQLiteLogStorage.EntryWriter {
     private static let uniqueViolation = SQLITE_CONSTRAINT | (8 << 8)
     private static let primaryKeyViolation = SQLITE_CONSTRAINT | (6 << 8)
 
-    func claim(_ tag: IdempotencyTag, for seq: UInt64) throws -> UInt64? {
+    func claim(_ tag: IdempotencyTag, for seq: UInt64, occurredAtStamped: Bool) throws -> IdempotencyHolder? {
         guard isOpen else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
         guard let key = Int64(exactly: seq), seq >= firstSeq else {
             throw LogStoreError(.invalidInput, "seq \(seq) is not one this transaction writes")
         }
-        let insert = try db.cachedStatement(sql: "INSERT INTO idempotency (seq, tag) VALUES (?, ?)")
+        let insert = try db.cachedStatement(sql: "INSERT INTO idempotency (seq, tag, stamped) VALUES (?, ?, ?)")
         for _ in 0..<2 {
             // Bound with SQLITE_STATIC: the tag's buffer outlives the step, which runs inside this closure.
             let code = tag.bytes.withUnsafeBytes { bytes in
                 step(insert) { statement in
                     sqlite3_bind_int64(statement, 1, key)
                     sqlite3_bind_blob(statement, 2, bytes.baseAddress, Int32(bytes.count), nil)
+                    sqlite3_bind_int(statement, 3, occurredAtStamped ? 1 : 0)
                 }
             }
             switch code {
@@ -51,9 +62,12 @@ extension SQLiteLogStorage.EntryWriter {
             case Self.uniqueViolation:
                 let holder = try holder(of: tag)
                 // Held by this transaction's claims, or by an entry of the log: a retry, or a conflict.
-                if try holder >= firstSeq || storedEntry(at: holder) != nil { return holder }
+                if try holder.seq >= firstSeq || storedEntry(at: holder.seq) != nil { return holder }
                 // A row whose entry is gone (deleted without the trigger): the tag is free again.
-                try db.execute(sql: "DELETE FROM idempotency WHERE seq = ?", arguments: [Int64(clamping: holder)])
+                try db.execute(
+                    sql: "DELETE FROM idempotency WHERE seq = ?",
+                    arguments: [Int64(clamping: holder.seq)]
+                )
             case Self.primaryKeyViolation:
                 throw LogStoreError(
                     .corruptState,
@@ -83,13 +97,15 @@ extension SQLiteLogStorage.EntryWriter {
         return try Data.fetchOne(statement, arguments: [key]).map { StoredEntry(seq: seq, bytes: Array($0)) }
     }
 
-    /// The seq of the row holding `tag`.
-    private func holder(of tag: IdempotencyTag) throws -> UInt64 {
-        let statement = try db.cachedStatement(sql: "SELECT seq FROM idempotency WHERE tag = ?")
-        guard let seq = try Int64.fetchOne(statement, arguments: [Data(tag.bytes)]), seq >= 0 else {
+    /// The row holding `tag`.
+    private func holder(of tag: IdempotencyTag) throws -> IdempotencyHolder {
+        let statement = try db.cachedStatement(sql: "SELECT seq, stamped FROM idempotency WHERE tag = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [Data(tag.bytes)]),
+            let seq = row[0] as Int64?, seq >= 0, let stamped = row[1] as Int64?
+        else {
             throw LogStoreError(.storage, "the idempotency index refused a tag that it does not hold")
         }
-        return UInt64(seq)
+        return IdempotencyHolder(seq: UInt64(seq), occurredAtStamped: stamped != 0)
     }
 
     /// Binds, steps once and resets `statement`; nil when it ran, else SQLite's extended error code.

@@ -32,19 +32,20 @@ struct EmitCommand: AsyncParsableCommand {
     func run() async throws {
         let catalogue = try global.loadCatalogue()
         let (inputFile, json) = try resolveInput()
-        let events: [AuditEvent]
+        let events: [ProducerEvent]
         if let inputFile {
             guard type == nil, user == nil, device == nil, attributes.isEmpty else {
                 throw CLIError("use either --input FILE or --type/--user/--device/--attr, not both")
             }
-            events = try AuditEvent.decodeInput(
+            // An event without `occurredAt` is stamped now; its retry is compared apart from the stamps.
+            events = try AuditEvent.decodeProducerInput(
                 try readInput(inputFile),
                 catalogue: catalogue,
                 now: .now(),
                 makeIdempotencyKey: { UUID().uuidString.lowercased() }
             )
         } else {
-            events = [try eventFromFlags(catalogue)]
+            events = [ProducerEvent(try eventFromFlags(catalogue), occurredAtStamped: true)]
         }
         let receipts = try await global.openLog().append(events)
         if json {

@@ -1,79 +1,118 @@
 import AuditChain
 
 /// An entry as an OCSF 1.3.0 event (docs/OCSF.md): the biometric, password, conversation PIN and passcode events of
-/// the built-in catalogue as Authentication (class 3002), every other event and every system record as a Base Event
-/// (class 0).
+/// the built-in catalogue as Authentication (class 3002, with the `host` profile for its `device`), every other event
+/// and every system record as a Base Event (class 0). `scripts/ocsf_check.py` validates the output against OCSF's
+/// published schema (1.3.0 and 1.4.0).
 enum OCSFEvent {
     /// The OCSF schema version the mapping follows.
     static let schemaVersion = "1.3.0"
     /// `metadata.product.version`: the version of the tools that wrote the line (`auditctl --version`).
     static let productVersion = PackageVersion.current
 
-    /// How an event type maps to the Authentication class: activity, status, severity, and the authentication
-    /// protocol (`auth_protocol`, with `auth_protocol_id` 99 Other).
+    /// The profiles an Authentication event declares in `metadata.profiles`: `host`, under which `device` is an
+    /// attribute of the class.
+    static let authenticationProfiles = ["host"]
+
+    /// What the user proves and to what: the authentication protocol (`auth_protocol`, with `auth_protocol_id`
+    /// 99 Other) and the service authenticated to (`service.name`; Authentication needs a `service` or a
+    /// `dst_endpoint`, and an app on the device has no network endpoint).
+    private enum Factor {
+        case biometric, password, pin, passcode
+
+        var authProtocol: String {
+            switch self {
+            case .biometric: "Biometric"
+            case .password: "Password"
+            case .pin: "PIN"
+            case .passcode: "Passcode"
+            }
+        }
+
+        var service: String {
+            switch self {
+            case .biometric, .password: "App Unlock"
+            case .pin: "Conversation Lock"
+            case .passcode: "App Passcode Lock"
+            }
+        }
+    }
+
+    /// How an event type maps to the Authentication class: activity, status, severity and factor.
     private struct AuthenticationMapping {
         var activityId: Int64
         var activityName: String
         var statusId: Int64
         var severityId: Int64
-        var authProtocol: String
+        var factor: Factor
 
-        static func logon(success: Bool, _ authProtocol: String) -> Self {
+        static func logon(success: Bool, _ factor: Factor) -> Self {
             .init(
                 activityId: 1,
                 activityName: "Logon",
                 statusId: success ? 1 : 2,
                 severityId: success ? 1 : 3,
-                authProtocol: authProtocol
+                factor: factor
             )
         }
 
-        static func other(_ name: String, success: Bool, severityId: Int64, _ authProtocol: String) -> Self {
+        static func other(_ name: String, success: Bool, severityId: Int64, _ factor: Factor) -> Self {
             .init(
                 activityId: 99,
                 activityName: name,
                 statusId: success ? 1 : 2,
                 severityId: severityId,
-                authProtocol: authProtocol
+                factor: factor
             )
         }
     }
 
     private static let authentication: [String: AuthenticationMapping] = [
-        "BIOMETRIC_AUTH_SUCCESS": .logon(success: true, "Biometric"),
-        "BIOMETRIC_AUTH_FAILURE": .logon(success: false, "Biometric"),
+        "BIOMETRIC_AUTH_SUCCESS": .logon(success: true, .biometric),
+        "BIOMETRIC_AUTH_FAILURE": .logon(success: false, .biometric),
         "PASSWORD_AUTH_FALLBACK": .init(
             activityId: 1,
             activityName: "Logon",
             statusId: 0,
             severityId: 1,
-            authProtocol: "Password"
+            factor: .password
         ),
-        "BIOMETRIC_ENABLED": .other("Biometric Enabled", success: true, severityId: 1, "Biometric"),
-        "BIOMETRIC_DISABLED": .other("Biometric Disabled", success: true, severityId: 1, "Biometric"),
-        "BIOMETRIC_REVOKED_SYSTEM_CHANGE": .other("Biometric Revoked", success: true, severityId: 3, "Biometric"),
-        "PASSWORD_AUTH_SUCCESS": .logon(success: true, "Password"),
-        "PASSWORD_AUTH_FAILURE": .logon(success: false, "Password"),
-        "PASSWORD_ATTEMPTS_THROTTLED": .other("Password Attempts Throttled", success: false, severityId: 3, "Password"),
-        "CONVERSATION_PIN_SET": .other("Conversation PIN Set", success: true, severityId: 1, "PIN"),
-        "CONVERSATION_PIN_REMOVED": .other("Conversation PIN Removed", success: true, severityId: 1, "PIN"),
-        "CONVERSATION_PIN_VERIFIED": .other("Conversation PIN Check", success: true, severityId: 1, "PIN"),
-        "CONVERSATION_PIN_FAILED": .other("Conversation PIN Check", success: false, severityId: 3, "PIN"),
-        "CONVERSATION_PIN_LOCKED_OUT": .other("Conversation PIN Locked Out", success: false, severityId: 3, "PIN"),
-        "CONVERSATION_PINS_RESET": .other("Conversation PINs Reset", success: true, severityId: 1, "PIN"),
-        "PASSCODE_LOCK_ENABLED": .other("Passcode Lock Enabled", success: true, severityId: 1, "Passcode"),
-        "PASSCODE_LOCK_DISABLED": .other("Passcode Lock Disabled", success: true, severityId: 1, "Passcode"),
-        "PASSCODE_AUTH_SUCCESS": .logon(success: true, "Passcode"),
-        "PASSCODE_AUTH_FAILURE": .logon(success: false, "Passcode"),
-        "PASSCODE_ATTEMPTS_THROTTLED": .other("Passcode Attempts Throttled", success: false, severityId: 3, "Passcode"),
+        "BIOMETRIC_ENABLED": .other("Biometric Enabled", success: true, severityId: 1, .biometric),
+        "BIOMETRIC_DISABLED": .other("Biometric Disabled", success: true, severityId: 1, .biometric),
+        "BIOMETRIC_REVOKED_SYSTEM_CHANGE": .other("Biometric Revoked", success: true, severityId: 3, .biometric),
+        "PASSWORD_AUTH_SUCCESS": .logon(success: true, .password),
+        "PASSWORD_AUTH_FAILURE": .logon(success: false, .password),
+        "PASSWORD_ATTEMPTS_THROTTLED": .other("Password Attempts Throttled", success: false, severityId: 3, .password),
+        "CONVERSATION_PIN_SET": .other("Conversation PIN Set", success: true, severityId: 1, .pin),
+        "CONVERSATION_PIN_REMOVED": .other("Conversation PIN Removed", success: true, severityId: 1, .pin),
+        "CONVERSATION_PIN_VERIFIED": .other("Conversation PIN Check", success: true, severityId: 1, .pin),
+        "CONVERSATION_PIN_FAILED": .other("Conversation PIN Check", success: false, severityId: 3, .pin),
+        "CONVERSATION_PIN_LOCKED_OUT": .other("Conversation PIN Locked Out", success: false, severityId: 3, .pin),
+        "CONVERSATION_PINS_RESET": .other("Conversation PINs Reset", success: true, severityId: 1, .pin),
+        "PASSCODE_LOCK_ENABLED": .other("Passcode Lock Enabled", success: true, severityId: 1, .passcode),
+        "PASSCODE_LOCK_DISABLED": .other("Passcode Lock Disabled", success: true, severityId: 1, .passcode),
+        "PASSCODE_AUTH_SUCCESS": .logon(success: true, .passcode),
+        "PASSCODE_AUTH_FAILURE": .logon(success: false, .passcode),
+        "PASSCODE_ATTEMPTS_THROTTLED": .other("Passcode Attempts Throttled", success: false, severityId: 3, .passcode),
         "FORGOT_PASSCODE_LOGOUT": .init(
             activityId: 2,
             activityName: "Logoff",
             statusId: 1,
             severityId: 1,
-            authProtocol: "Passcode"
+            factor: .passcode
         ),
     ]
+
+    /// The schema's caption of an Authentication activity: `type_name` is "Authentication: " and this (for 99,
+    /// "Other", while `activity_name` carries the event's own name).
+    static func activityCaption(_ id: Int64) -> String {
+        switch id {
+        case 1: "Logon"
+        case 2: "Logoff"
+        case 99: "Other"
+        default: "Unknown"
+        }
+    }
 
     private static func statusName(_ id: Int64) -> String {
         switch id {
@@ -114,6 +153,7 @@ enum OCSFEvent {
         ]
         if let event = view.event, let mapping = authentication[event.type] {
             metadata["correlation_uid"] = .string(event.idempotencyKey)
+            metadata["profiles"] = .array(authenticationProfiles.map { .string($0) })
             unmapped["event_type"] = .string(event.type)
             unmapped["data_key_id"] = .string(header.dataKeyId.hex)
             var attributes = event.attributes
@@ -125,16 +165,17 @@ enum OCSFEvent {
                 "activity_id": .integer(mapping.activityId),
                 "activity_name": .string(mapping.activityName),
                 "type_uid": .integer(300_200 + mapping.activityId),
-                "type_name": .string("Authentication: \(mapping.activityName)"),
+                "type_name": .string("Authentication: \(activityCaption(mapping.activityId))"),
                 "status_id": .integer(mapping.statusId),
                 "status": .string(statusName(mapping.statusId)),
                 "severity_id": .integer(mapping.severityId),
                 "severity": .string(severityName(mapping.severityId)),
                 "time": .integer(event.occurredAt.millisecondsSinceEpoch),
                 "user": .object(["uid": .string(event.userId)]),
+                "service": .object(["name": .string(mapping.factor.service)]),
                 "device": .object(["uid": .string(event.deviceId), "type_id": 0, "type": "Unknown"]),
                 "auth_protocol_id": 99,
-                "auth_protocol": .string(mapping.authProtocol),
+                "auth_protocol": .string(mapping.factor.authProtocol),
                 "message": .string(event.type),
             ]
             if let code = attributes.removeValue(forKey: "errorCode") { members["status_code"] = code }

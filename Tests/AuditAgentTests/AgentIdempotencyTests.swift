@@ -80,6 +80,44 @@ import Testing
         }
     }
 
+    /// The README's first event with a key and without `occurredAt`: the agent stamps each arrival.
+    static func unstamped(key: String, duration: Int = 412) -> String {
+        #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"alice","deviceId":"phone-1","idempotencyKey":"\#(key)","#
+            + #""attributes":{"unlockDurationMs":\#(duration)}}"#
+    }
+
+    @Test func aRequestWithoutOccurredAtRepeatedIsARetryAlsoAfterARestart() async throws {
+        let dir = try AgentTempDir()
+        let configuration = AgentHarness.configuration(dir)
+        try await AgentHarness.withAgent(configuration) { agent, endpoints in
+            let client = AgentHTTPClient(target: .tcp(try #require(endpoints.tcpPort)))
+            let first = try await client.post("/v1/events", Self.unstamped(key: "readme"))
+            #expect(first.status == 200 && first.json["seqs"] as? [Int] == [1])
+            // Later, so the agent's stamp differs: still the original.
+            try await Task.sleep(for: .milliseconds(5))
+            let retry = try await client.post("/v1/events", Self.unstamped(key: "readme"))
+            #expect(retry.status == 200, "\(retry.text)")
+            #expect(retry.json["seqs"] as? [Int] == [1])
+            #expect(retry.json["duplicates"] as? Int == 1)
+            // A different event under the key is refused, with or without occurredAt.
+            let other = try await client.post("/v1/events", Self.unstamped(key: "readme", duration: 7))
+            #expect(other.status == 409 && other.json["code"] as? String == "differentEvent")
+            #expect(other.json["seq"] as? Int == 1)
+            let timed = try await client.post("/v1/events", Self.event(key: "readme"))
+            #expect(timed.status == 409 && timed.json["code"] as? String == "differentEvent")
+            #expect(try AgentHarness.events(agent.log).count == 1)
+        }
+        try await AgentHarness.withAgent(configuration) { agent, endpoints in
+            let client = AgentHTTPClient(target: .tcp(try #require(endpoints.tcpPort)))
+            let retry = try await client.post("/v1/events", Self.unstamped(key: "readme"))
+            #expect(retry.status == 200, "\(retry.text)")
+            #expect(retry.json["seqs"] as? [Int] == [1])
+            let other = try await client.post("/v1/events", Self.unstamped(key: "readme", duration: 7))
+            #expect(other.status == 409 && other.json["code"] as? String == "differentEvent")
+            #expect(try AgentHarness.events(agent.log).count == 1)
+        }
+    }
+
     @Test func sameKeyWithAnotherEventIs409NamingTheOriginalSeq() async throws {
         let dir = try AgentTempDir()
         let lines = AgentHarness.Lines()

@@ -39,4 +39,32 @@ struct EmitIdempotencyTests {
         #expect(!refused.stderr.contains("emit-retry-1"))
         #expect(try CLIHarness.openLog(state).info().head.seq == 1)
     }
+
+    @Test("an event without occurredAt emitted twice is one entry; another event under its key exits 2")
+    func retryWithoutOccurredAt() async throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.path + "/state"
+        #expect(try await CLIHarness.auditctl(state, ["init", "--device-id", "phone-1"]).status == 0)
+        let event =
+            #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"alice","deviceId":"phone-1","#
+            + #""attributes":{"unlockDurationMs":412},"idempotencyKey":"emit-unstamped"}"#
+        let first = try await CLIHarness.auditctl(state, ["emit", "--input", "-", "--json"], stdin: event)
+        #expect(first.status == 0, "\(first.stderr)")
+        // Each run stamps its own time; the second is still a retry of the first.
+        let retry = try await CLIHarness.auditctl(state, ["emit", "--input", "-", "--json"], stdin: event)
+        #expect(retry.status == 0, "\(retry.stderr)")
+        let answers = try [first, retry].map { try #require(try JSONValue(parsing: Array($0.stdout.utf8)).objectValue) }
+        let entries = answers.map { answer -> [String: JSONValue]? in
+            guard case .array(let list)? = answer["entries"] else { return nil }
+            return list.first?.objectValue
+        }
+        #expect(entries.map { $0?["seq"] } == [1, 1])
+        #expect(entries.map { $0?["duplicate"] } == [false, true])
+        #expect(entries[0]?["entryHash"] == entries[1]?["entryHash"])
+        let other = event.replacingOccurrences(of: "412", with: "413")
+        let refused = try await CLIHarness.auditctl(state, ["emit", "--input", "-"], stdin: other)
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("seq 1"))
+        #expect(try CLIHarness.openLog(state).info().head.seq == 1)
+    }
 }

@@ -5,7 +5,9 @@ import Testing
 
 /// `auditctl log --format ocsf` for the password, conversation PIN and passcode types (issue 25): each maps to
 /// Authentication (3002) with its activity, status, severity and protocol; the lock-state types stay Base Events.
-@Suite("auditctl log --format ocsf: password, PIN and passcode events")
+/// Every type of the built-in catalogue and every system record meets its class's rules in OCSF's schema (issue
+/// 31; scripts/ocsf_check.py validates against the schema itself, this needs no Python).
+@Suite("auditctl log --format ocsf: the mapping and each class's rules")
 struct LogOCSFMappingTests {
     let directory: TemporaryDirectory
 
@@ -93,6 +95,8 @@ struct LogOCSFMappingTests {
             #expect(object["auth_protocol"] == .string(authProtocol), "\(type)")
             #expect(object["auth_protocol_id"] == 99, "\(type)")
             #expect(object["user"]?.objectValue?["uid"] == "alice")
+            // OCSF's captions: "Authentication: Other" for activity 99, whose own name is in activity_name.
+            #expect(object["type_name"] == .string("Authentication: " + (activity == 99 ? "Other" : activityName)))
         }
         let refused = objects[1]
         #expect(refused["status_code"] == "ERR-107-011")
@@ -102,5 +106,84 @@ struct LogOCSFMappingTests {
         #expect(objects[8]["status_detail"] == "LOGOUT")
         let lockState = try #require(objects.last)
         #expect(lockState["class_uid"] == 0, "the conversation lock state is not an authentication")
+    }
+
+    /// A value each attribute's rule accepts.
+    static func sample(_ name: String, _ spec: EventCatalogue.FieldSpec) -> JSONValue {
+        if let allowed = spec.allowedValues?.first { return .string(allowed) }
+        switch spec.type {
+        case .integer: return .integer(min(max(spec.minimum ?? 1, 1), spec.maximum ?? .max))
+        case .boolean: return true
+        case .object: return .object([:])
+        case .array: return .array([])
+        case .string:
+            if name.hasSuffix("OccurredAt") { return "2026-11-21T10:00:00.000Z" }
+            let text = String(repeating: "x", count: max(spec.minLength ?? 1, 1))
+            return .string(String(text.prefix(spec.maxLength ?? 64)))
+        }
+    }
+
+    /// The members an Authentication or Base Event line may carry: attributes of the class in OCSF 1.3.0 and 1.4.0
+    /// (`device` under the `host` profile). scripts/ocsf_check.py checks the lines against the schema itself.
+    static let classMembers: Set<String> = [
+        "class_uid", "class_name", "category_uid", "category_name", "activity_id", "activity_name", "type_uid",
+        "type_name", "status_id", "status", "status_code", "status_detail", "severity_id", "severity", "time",
+        "duration", "message", "metadata", "unmapped", "user", "service", "device", "auth_protocol_id",
+        "auth_protocol",
+    ]
+
+    @Test("every type of the built-in catalogue and every system record meets its OCSF class's rules")
+    func everyTypeMeetsItsClass() async throws {
+        let state = directory.path + "/state"
+        try #require(try await CLIHarness.auditctl(state, ["init", "--device-id", "phone-1"]).status == 0)
+        let types = EventCatalogue.builtIn.types.values.sorted { $0.name < $1.name }
+        let lines = types.map { type in
+            let attributes = type.attributes.reduce(into: [String: JSONValue]()) {
+                $0[$1.key] = Self.sample($1.key, $1.value)
+            }
+            let event = JSONValue.object([
+                "type": .string(type.name), "userId": "alice", "deviceId": "phone-1", "attributes": .object(attributes),
+            ])
+            return String(decoding: event.canonicalBytes, as: UTF8.self)
+        }
+        let emitted = try await CLIHarness.auditctl(
+            state,
+            ["emit", "--input", "-"],
+            stdin: lines.joined(separator: "\n")
+        )
+        try #require(emitted.status == 0, "\(emitted.stderr)")
+        try #require(try await CLIHarness.auditctl(state, ["keys", "rotate"]).status == 0)
+        try #require(try await CLIHarness.auditctl(state, ["checkpoint"]).status == 0)
+        let ocsf = try await CLIHarness.auditctl(state, ["log", "--format", "ocsf"])
+        #expect(ocsf.status == 0, "\(ocsf.stderr)")
+        let objects = try ocsf.stdout.split(separator: "\n").map { line in
+            try #require(try JSONValue(parsing: Array(line.utf8)).objectValue)
+        }
+        #expect(objects.count == types.count + 3, "genesis, one event per type, rotation, checkpoint")
+        let printed = Set(objects.compactMap { $0["message"]?.stringValue })
+        #expect(printed.isSuperset(of: types.map(\.name)))
+        let captions: [Int64: String] = [1: "Logon", 2: "Logoff", 99: "Other"]
+        for object in objects {
+            let what = object["message"]?.stringValue ?? "?"
+            #expect(Set(object.keys).isSubset(of: Self.classMembers), "\(what): \(object.keys.sorted())")
+            let metadata = object["metadata"]?.objectValue
+            switch object["class_uid"] {
+            case 3002:
+                // `device` is an attribute of Authentication under the host profile only.
+                #expect(object["device"] != nil && metadata?["profiles"] == .array(["host"]), "\(what)")
+                // Authentication needs a service or a destination endpoint.
+                let service = object["service"]?.objectValue?["name"]?.stringValue
+                #expect(service?.isEmpty == false, "\(what)")
+                let activity = try #require(object["activity_id"]?.integerValue)
+                let caption = try #require(captions[activity], "\(what): activity \(activity)")
+                #expect(object["type_uid"] == .integer(300_200 + activity), "\(what)")
+                #expect(object["type_name"] == .string("Authentication: " + caption), "\(what)")
+            case 0:
+                #expect(object["device"] == nil && object["service"] == nil && metadata?["profiles"] == nil, "\(what)")
+                #expect(object["type_uid"] == 99 && object["type_name"] == "Base Event: Other", "\(what)")
+            default:
+                Issue.record("\(what): class \(String(describing: object["class_uid"]))")
+            }
+        }
     }
 }

@@ -96,10 +96,61 @@ struct IdempotencyIndexTests {
             try FileManager.default.removeItem(atPath: directory.path + "/keys/idempotency.key")
         }
         let log = try AuditLog(storage: SQLiteLogStorage(path: path), keys: LogFixture.keys(directory))
-        #expect(try log.storage.snapshot().metadata["schemaVersion"] == "3")
+        #expect(try log.storage.snapshot().metadata["schemaVersion"] == String(SQLiteLogStorage.schemaVersion))
         #expect(try await log.append([LogFixture.event(key: "after")]).map(\.seq) == [2])
         #expect(try await log.append([LogFixture.event(key: "after")]).map(\.isDuplicate) == [true])
         #expect(try Self.rows(log).map(\.seq) == [2])
+    }
+
+    @Test("a version-3 log is migrated: its rows are kept and say not stamped; new rows say whether they are")
+    func migratesVersion3() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let stamped = { (key: String, stamp: Int64) -> ProducerEvent in
+            var event = LogFixture.event(key: key)
+            event.occurredAt = AuditTimestamp(millisecondsSinceEpoch: stamp)
+            return ProducerEvent(event, occurredAtStamped: true)
+        }
+        do {
+            let log = try await LogFixture.log(.sqlite, in: directory)
+            _ = try await log.append([
+                stamped("before", 1_795_000_000_000), ProducerEvent(LogFixture.event(key: "explicit")),
+            ])
+            // Back to what version 3 wrote: the index without its `stamped` column.
+            let storage = try #require(log.storage as? SQLiteLogStorage)
+            try await storage.pool.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE old_index (seq INTEGER PRIMARY KEY, tag BLOB NOT NULL);
+                        INSERT INTO old_index SELECT seq, tag FROM idempotency;
+                        DROP TRIGGER idempotency_leaves_with_entry; DROP TABLE idempotency;
+                        ALTER TABLE old_index RENAME TO idempotency;
+                        CREATE UNIQUE INDEX idempotency_tag ON idempotency (tag);
+                        CREATE TRIGGER idempotency_leaves_with_entry AFTER DELETE ON entries
+                        BEGIN DELETE FROM idempotency WHERE seq = old.seq; END;
+                        UPDATE metadata SET value = '3' WHERE key = 'schemaVersion';
+                        """
+                )
+            }
+        }
+        let log = try AuditLog(storage: SQLiteLogStorage(path: path), keys: LogFixture.keys(directory))
+        #expect(try log.storage.snapshot().metadata["schemaVersion"] == "4")
+        let storage = try #require(log.storage as? SQLiteLogStorage)
+        let flags = {
+            try storage.pool.read { db in try Int64.fetchAll(db, sql: "SELECT stamped FROM idempotency ORDER BY seq") }
+        }
+        #expect(try flags() == [0, 0])
+        // The old rows: retries compared byte for byte, as when they were written.
+        #expect(try await log.append([stamped("before", 1_795_000_000_000)]).map(\.isDuplicate) == [true])
+        #expect(try await log.append([LogFixture.event(key: "explicit")]).map(\.isDuplicate) == [true])
+        await #expect(throws: IdempotencyConflict.self) {
+            try await log.append([stamped("before", 1_795_000_000_001)])
+        }
+        // A new row says it was stamped, and its retry with another stamp is the original.
+        #expect(try await log.append([stamped("after", 1_795_000_000_000)]).map(\.seq) == [3])
+        #expect(try flags() == [0, 0, 1])
+        #expect(try await log.append([stamped("after", 1_795_000_000_002)]).map(\.seq) == [3])
+        #expect(try Self.rows(log).map(\.seq) == [1, 2, 3])
     }
 
     @Test("a log whose secret is lost or replaced refuses appends rather than forget its keys; the secret is 0600")

@@ -73,4 +73,16 @@ package enum LogFixture {
         return count
     }
 
+    /// The log's events, opened with its data keys, in seq order.
+    package static func events(_ log: AuditLog) throws -> [AuditEvent] {
+        let keys = try log.keys.dataKeysById()
+        var found: [AuditEvent] = []
+        try log.storage.forEachEntry { stored in
+            let entry = try SealedEntry(serialized: stored.bytes)
+            guard entry.header.kind == .event, let key = keys[entry.header.dataKeyId] else { return true }
+            found.append(try AuditEvent(canonicalPayload: entry.openPayload(with: key)))
+            return true
+        }
+        return found
+    }
 }
