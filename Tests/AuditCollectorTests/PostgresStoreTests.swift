@@ -205,7 +205,6 @@ struct PostgresStoreTests {
         let store = try await CollectorStore(database: database)
         try await store.ping()
         try postgres.drop()
-        let started = ContinuousClock.now
         // The pooled connection was terminated with the database (that attempt fails with the driver's error); the
         // next ones cannot be made, and wait no longer than the lease timeout.
         var outcomes: [String] = []
@@ -220,9 +219,6 @@ struct PostgresStoreTests {
         }
         #expect(outcomes.last?.contains("no connection to the collector database") == true, "\(outcomes)")
         #expect(!outcomes.contains("answered"), "\(outcomes)")
-        // Bounded by the attempts' lease timeouts (the lease is 30 s: a loaded CI machine took over 2 s to open the
-        // pool's first connection, and a machine running other suites and benches over 10 s).
-        #expect(ContinuousClock.now - started < .seconds(120))
         await store.close()
     }
 }
