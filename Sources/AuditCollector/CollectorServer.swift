@@ -136,8 +136,8 @@ public struct CollectorServer: Sendable {
 
     /// Raises the open-file limit to fit the connection limit, or warns that it cannot.
     func checkFileLimit() {
-        var listeners = [connections.limits.maxConnections]
-        if operations.metrics != nil { listeners.append(metricsConnections.limits.maxConnections) }
+        var listeners = [connections.limits.filesHeld]
+        if operations.metrics != nil { listeners.append(metricsConnections.limits.filesHeld) }
         if let warning = FileLimit.ensure(FileLimit.needed(connections: listeners)) {
             logger.warning("\(warning)", metadata: ["maxConnections": "\(connections.limits.maxConnections)"])
         }
