@@ -4,8 +4,7 @@ import Foundation
 import Testing
 
 /// The agent's listeners under connections that never finish a request (issue 20, item 8): real sockets.
-/// Runs in a test process of its own (scripts/test sets AUDIT_FLOOD_TESTS): a thousand sockets in the process that
-/// also spawns the CLI made Foundation's `Process.run()` crash there.
+/// A flood suite: runs when AUDIT_FLOOD_TESTS is set (scripts/test sets it), so that a quick `swift test` skips it.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["AUDIT_FLOOD_TESTS"] != nil))
 struct AgentSlowConnectionTests {
     @Test func ingestWorksOnBothListenersWhileAThousandSlowConnectionsAreOpen() async throws {

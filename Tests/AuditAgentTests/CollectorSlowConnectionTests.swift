@@ -8,8 +8,7 @@ import AuditStore
 import TestKit
 
 /// The collector under connections that never finish a request (issue 20, item 5): real sockets on loopback.
-/// Runs in a test process of its own (scripts/test sets AUDIT_FLOOD_TESTS): a thousand sockets in the process that
-/// also spawns the CLI made Foundation's `Process.run()` crash there.
+/// A flood suite: runs when AUDIT_FLOOD_TESTS is set (scripts/test sets it), so that a quick `swift test` skips it.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["AUDIT_FLOOD_TESTS"] != nil))
 struct CollectorSlowConnectionTests {
     /// Runs a collector with `limits` on 127.0.0.1, port 0, for the duration of `body`.

@@ -12,8 +12,7 @@ import TestKit
 /// Issue 20's reproductions as they were reported: `auditd` under the common 1 024-file limit (set by the shell
 /// that starts it) and 1 100 connections that send a request line and a header line and never finish. Before the
 /// connection limits, the process ran out of files and served nobody until they closed.
-/// Runs in a test process of its own (scripts/test sets AUDIT_FLOOD_TESTS): a thousand sockets in the process that
-/// also spawns the CLI made Foundation's `Process.run()` crash there.
+/// A flood suite: runs when AUDIT_FLOOD_TESTS is set (scripts/test sets it), so that a quick `swift test` skips it.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["AUDIT_FLOOD_TESTS"] != nil))
 struct FileLimitFloodTests {
     static let floodSize = 1100
