@@ -263,6 +263,8 @@ let package = Package(
                 "AuditServerKit", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // A PostgreSQL pool run as a service.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "AuditServerKitTests", dependencies: ["AuditServerKit"]),

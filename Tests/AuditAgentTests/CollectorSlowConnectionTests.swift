@@ -55,7 +55,10 @@ struct CollectorSlowConnectionTests {
                 let delivered = try await pollUntil {
                     try await server.collector.store.head(logId: device.logId)?.seq == device.seq
                 }
-                #expect(delivered, "the collector's head did not reach seq \(device.seq) with \(count) slow connections")
+                #expect(
+                    delivered,
+                    "the collector's head did not reach seq \(device.seq) with \(count) slow connections"
+                )
             }
             // The slow connections were held, not timed out: the limits alone made room.
             #expect(server.connections.stats.timedOut == 0)

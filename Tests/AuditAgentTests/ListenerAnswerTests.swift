@@ -33,7 +33,11 @@ import Glibc
             let busyHead = "POST /v1/events HTTP/1.1\r\nHost: busy\r\nContent-Length: 1000\r\n\r\n{"
             let clients = try await SlowClients.open(2, to: target, head: busyHead)
             defer { clients.closeAll() }
-            #expect(await pollUntil { agent.connections.tcp.stats.awaitingRequest == 0 && agent.connections.tcp.stats.open == 2 })
+            #expect(
+                await pollUntil {
+                    agent.connections.tcp.stats.awaitingRequest == 0 && agent.connections.tcp.stats.open == 2
+                }
+            )
             try await clients.add(1, to: target, head: "POST /v1/events HTTP/1.1\r\nHost: third\r\n")
             #expect(await pollUntil { clients.received(2).closed })
             let third = clients.received(2)
@@ -89,7 +93,9 @@ import Glibc
             #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(answer.text.prefix(200))")
             #expect(!answer.reset)
             // Closed by the server though the client keeps its end open: nothing held, nothing left closing.
-            #expect(await pollUntil { agent.connections.unix.stats.open == 0 && agent.connections.unix.stats.closing == 0 })
+            #expect(
+                await pollUntil { agent.connections.unix.stats.open == 0 && agent.connections.unix.stats.closing == 0 }
+            )
         }
     }
 }

@@ -87,7 +87,9 @@ final class SlowClients: @unchecked Sendable {
     /// What the server sent on the `index`th connection so far, and whether it closed it: `reset` when the end was a
     /// reset (ECONNRESET), not an orderly end of stream.
     func received(_ index: Int) -> (text: String, closed: Bool, reset: Bool) {
-        guard let fd = lock.withLock({ index < self.fds.count ? self.fds[index] : nil }) else { return ("", false, false) }
+        guard let fd = lock.withLock({ index < self.fds.count ? self.fds[index] : nil }) else {
+            return ("", false, false)
+        }
         var buffer = [UInt8](repeating: 0, count: 4096)
         var closed = false
         var reset = false

@@ -310,8 +310,10 @@ package func serveGracefully<T: Sendable>(_ server: CollectorServer, _ body: (In
 {
     let (ports, continuation) = AsyncStream<Int>.makeStream()
     let application = server.makeApplication { port in continuation.yield(port) }
+    // The database's pool first (when the server runs it), so that it stops after the listener.
+    let pool: [any Service] = server.collector.store.service.map { [$0] } ?? []
     let services = ServiceGroup(
-        configuration: ServiceGroupConfiguration(services: [application], logger: server.logger)
+        configuration: ServiceGroupConfiguration(services: pool + [application], logger: server.logger)
     )
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
