@@ -85,7 +85,7 @@ struct CollectorSlowConnectionTests {
             #expect(!(4..<12).contains(where: slow.isClosedByServer))
             #expect(table.stats.evicted == 4)
 
-            // Requests whose body is awaited are busy: at the peer's limit, a new connection is refused.
+            // Requests whose body is awaited are busy: at the peer's limit, a new connection is refused (answered 503).
             let busyHead =
                 "POST /v1/audit/events HTTP/1.1\r\nHost: busy\r\nContent-Type: application/json\r\n"
                 + "Content-Length: 1000\r\n\r\n{"
@@ -95,7 +95,12 @@ struct CollectorSlowConnectionTests {
             #expect(await pollUntil { table.stats.open == 16 && table.stats.awaitingRequest == 8 })
             try await busy.add(2, to: .tcp(port: port, sources: ["127.0.0.8"]), head: busyHead)
             #expect(await pollUntil { table.stats.refused == 2 })
-            #expect(await pollUntil { busy.isClosedByServer(8) && busy.isClosedByServer(9) })
+            // Refused with an answer, not a reset: a 503 with Retry-After, then the server closes.
+            #expect(await pollUntil { busy.received(8).closed && busy.received(9).closed })
+            for refused in [busy.received(8), busy.received(9)] {
+                #expect(ListenerAnswerTests.isUnavailableAnswer(refused.text), "\(refused.text)")
+                #expect(!refused.reset)
+            }
             #expect(!(0..<8).contains(where: busy.isClosedByServer))
             #expect(table.count(peer: "127.0.0.8") == 8)
 

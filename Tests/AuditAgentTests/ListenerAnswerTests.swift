@@ -139,16 +139,31 @@ struct ListenerFloodAnswerTests {
         }
     }
 
-    @Test(arguments: ["unix", "tcp"])
-    func fiveHundredProducersAtOnceAreEachAnsweredAndRetriesAreStored(listener: String) async throws {
-        _ = SlowClients.affordable(4 * Self.producers)
+    /// - Parameters:
+    ///   - listener: `unix` or `tcp` (the producers all from 127.0.0.1).
+    ///   - slow: slow connections (a request line and a header line, never finished) opened first, from other
+    ///     peers: with 200 the listener is past its 256 as the producers arrive, and makes room by evicting.
+    @Test(arguments: ["unix", "tcp"], [0, 200])
+    func fiveHundredProducersAtOnceAreEachAnsweredAndRetriesAreStored(listener: String, slow: Int) async throws {
+        _ = SlowClients.affordable(4 * Self.producers + 2 * slow)
         let directory = try AgentTempDir()
-        try await AgentHarness.withAgent(AgentHarness.configuration(directory)) { agent, endpoints in
+        var configuration = AgentHarness.configuration(directory)
+        // No slow connection times out while the test runs: only the limits act.
+        configuration.limits.headerTimeout = .seconds(3600)
+        try await AgentHarness.withAgent(configuration) { agent, endpoints in
             let target: AgentHTTPClient.Target =
                 listener == "unix" ? .unix(try #require(endpoints.socketPath)) : .tcp(try #require(endpoints.tcpPort))
+            let slowTarget: SlowClients.Target =
+                listener == "unix"
+                ? .unix(try #require(endpoints.socketPath))
+                : .tcp(port: try #require(endpoints.tcpPort), sources: (2...5).map { "127.0.0.\($0)" })
+            let held = try await SlowClients.open(slow, to: slowTarget)
+            defer { held.closeAll() }
+            let table = listener == "unix" ? agent.connections.unix : agent.connections.tcp
+            #expect(await pollUntil { table.stats.admitted >= slow })
             let before = try AgentHarness.headSeq(agent.log)
             var pending = await Self.postAtOnce(Array(0..<Self.producers), to: target)
-            print("\(listener): \(Self.producers) producers at once, \(pending.count) answered 503")
+            print("\(listener), \(slow) slow: \(Self.producers) producers at once, \(pending.count) answered 503")
             // Each answered 503 tries again after its Retry-After, until stored (the cap, many rounds, is for a
             // listener that never makes room).
             var rounds = 0
