@@ -39,7 +39,7 @@ import Glibc
             #expect(reply.json["seqs"] as? [Int] == [1])
         }
         child.send(SIGTERM)
-        let result = try await child.wait(timeout: .seconds(30))
+        let result = try await child.wait(timeout: .seconds(300))
         #expect(result.exited)
         #expect(result.status == 0)
         #expect(!FileManager.default.fileExists(atPath: socket))
@@ -87,7 +87,7 @@ import Glibc
             #expect(reply.status == 503)
         }
         child.send(SIGTERM)
-        let result = try await child.wait(timeout: .seconds(30))
+        let result = try await child.wait(timeout: .seconds(300))
         #expect(result.status == 0)
         #expect(result.stderr.contains("level=critical"), "\(result.stderr)")
         #expect(result.stderr.contains("the audit log refuses appends"))

@@ -104,7 +104,7 @@ struct CollectorDrainTests {
         #expect(await pollUntil { !RawConnection.accepts(port: collector.port) })
         try await Task.sleep(for: .milliseconds(500))
         try connection.send(Array(body[(body.count / 2)...]))
-        let answer = try await connection.readAll(timeout: .seconds(30))
+        let answer = try await connection.readAll(timeout: .seconds(300))
         #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(200))")
         #expect(answer.contains("\"accepted\""))
 

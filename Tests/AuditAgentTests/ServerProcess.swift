@@ -44,7 +44,7 @@ struct ServerProcess {
     /// Sends SIGKILL and waits for the end.
     func kill9() async -> ChildProcess.Result {
         child.send(SIGKILL)
-        return await child.wait(timeout: .seconds(30))
+        return await child.wait(timeout: .seconds(300))
     }
 
     /// Sends SIGTERM and waits (60 s at most, then SIGKILL) for the end.
