@@ -267,7 +267,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "AuditServerKitTests", dependencies: ["AuditServerKit"]),
+        .testTarget(
+            name: "AuditServerKitTests",
+            dependencies: [
+                "AuditServerKit",
+                // ConnectionGuard on an EmbeddedChannel: HTTP parts in and out, virtual time.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "AuditWitnessTests",
             dependencies: [
