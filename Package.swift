@@ -163,6 +163,7 @@ let package = Package(
                 hummingbirdCore,
                 nioCore,
                 nioHTTPTypes,
+                httpTypes,
                 nioSSL,
                 nioConcurrencyHelpers,
                 logging,
@@ -308,9 +309,22 @@ let package = Package(
                 "AuditServerKit", logging,
                 crypto,
                 grdb,
+                // A PostgreSQL pool run as a service.
+                serviceLifecycle,
             ]
         ),
-        .testTarget(name: "AuditServerKitTests", dependencies: ["AuditServerKit"]),
+        .testTarget(
+            name: "AuditServerKitTests",
+            dependencies: [
+                "AuditServerKit",
+                // ConnectionGuard on an EmbeddedChannel: HTTP parts in and out, virtual time.
+                nioCore,
+                nioEmbedded,
+                nioHTTPTypes,
+                httpTypes,
+                logging,
+            ]
+        ),
         .testTarget(
             name: "AuditWitnessTests",
             dependencies: [

@@ -24,9 +24,9 @@ public struct AgentConnections: Sendable {
     /// The connections the configured listeners may hold together, for the open-file limit.
     static func total(_ configuration: AgentConfiguration) -> [Int] {
         var counts: [Int] = []
-        if configuration.effectiveSocketPath != nil { counts.append(configuration.limits.maxConnections) }
-        if configuration.listen != nil { counts.append(configuration.limits.maxConnections) }
-        if configuration.metrics != nil { counts.append(configuration.metricsLimits.maxConnections) }
+        if configuration.effectiveSocketPath != nil { counts.append(configuration.limits.filesHeld) }
+        if configuration.listen != nil { counts.append(configuration.limits.filesHeld) }
+        if configuration.metrics != nil { counts.append(configuration.metricsLimits.filesHeld) }
         return counts
     }
 }

@@ -20,6 +20,9 @@ public struct CollectorConfiguration: Sendable {
     public var environment: [String: String] = ProcessInfo.processInfo.environment
     /// Connections to PostgreSQL one replica holds at most.
     public var postgresConnections = 16
+    /// Who runs the PostgreSQL pool: the store in a task of its own (the default), or the server's service group
+    /// (``PostgresCollectorDatabase/PoolRunner/service``: the daemon's, whose `runUntilDrained` runs it).
+    public var postgresPoolRunner: PostgresCollectorDatabase.PoolRunner = .ownTask
     /// Bearer token required on every request; nil for none (or for ``tokenFile``).
     public var token: String?
     /// A file holding the bearer token (mode 0600 or stricter), read by ``readToken()``; prefer it to ``token``
@@ -85,9 +88,12 @@ public struct CollectorConfiguration: Sendable {
     }
 
     /// Opens the database: the SQLite file, or a pool of connections to PostgreSQL, and migrates it.
+    /// - Parameter poolRunner: who runs the PostgreSQL pool: the store (the default, for a store used outside a
+    ///   service group) or its owner's service group (``CollectorStore/service``; the collector daemon's).
     /// - Throws: ``CollectorError`` when it cannot be opened or reached, or holds another schema.
     public func openStore(
-        logger: Logger = Logger(label: "auditd.collector")
+        logger: Logger = Logger(label: "auditd.collector"),
+        poolRunner: PostgresCollectorDatabase.PoolRunner = .ownTask
     ) async throws(CollectorError)
         -> CollectorStore
     {
@@ -99,6 +105,7 @@ public struct CollectorConfiguration: Sendable {
             let database = try await PostgresCollectorDatabase(
                 settings: settings,
                 connections: postgresConnections,
+                poolRunner: poolRunner,
                 logger: logger
             )
             do {
@@ -266,7 +273,7 @@ public struct CollectorConfiguration: Sendable {
         }
         let key = try CollectorKeyFile.loadOrCreate(path: effectiveKeyPath)
         let trusted = try loadTrustedKeys()
-        let store = try await openStore(logger: logger)
+        let store = try await openStore(logger: logger, poolRunner: postgresPoolRunner)
         return Collector(
             store: store,
             receiptKey: key,

@@ -130,9 +130,10 @@ public final class CollectorReadiness: Sendable {
         }
     }
 
-    /// Starts the check and its timer for `round`. The only unstructured tasks of the collector: the check must be
-    /// able to outlive the probe that started it (its deadline answers the waiting probes), and at most one of each
-    /// runs at a time.
+    /// Starts the check and its timer for `round`, as unstructured tasks: the check must be able to outlive the
+    /// probe that started it (its deadline answers the waiting probes), and at most one of each runs at a time.
+    /// (The PostgreSQL pool runs in the collector daemon's service group; only a store used outside one, by tools
+    /// and tests, runs its pool in a task of its own: ``PostgresCollectorDatabase/PoolRunner``.)
     private func start(round: UInt64) {
         let check = check
         let deadline = deadline

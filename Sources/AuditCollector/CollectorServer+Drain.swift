@@ -58,7 +58,8 @@ extension CollectorServer {
         onMetricsRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
         checkFileLimit()
-        var services: [any Service] = []
+        // First, so that it stops last: the database's pool (when the server runs it) outlives the listeners' drain.
+        var services: [any Service] = collector.store.service.map { [$0] } ?? []
         if let address = operations.metrics {
             services.append(makeMetricsApplication(address: address, onRunning: onMetricsRunning))
         }

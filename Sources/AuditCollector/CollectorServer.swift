@@ -2,6 +2,7 @@ public import AuditServerKit
 public import Hummingbird
 public import Logging
 import NIOCore
+import ServiceLifecycle
 import UnixSignals
 
 /// The collector's HTTP server (Hummingbird): `POST /v1/audit/events`, `GET /v1/collector/key`, and per log
@@ -127,17 +128,25 @@ public struct CollectorServer: Sendable {
         return quieter
     }
 
-    /// Serves until the calling task is cancelled.
+    /// Serves until the calling task is cancelled (with the database's pool, when the server runs it).
     /// - Parameter onRunning: called with the bound port once the server accepts connections.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         checkFileLimit()
-        try await makeApplication(onRunning: onRunning).run()
+        let application = makeApplication(onRunning: onRunning)
+        guard let pool = collector.store.service else { return try await application.run() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.run() }
+            group.addTask { try await application.run() }
+            // Either ending ends both.
+            try await group.next()
+            group.cancelAll()
+        }
     }
 
     /// Raises the open-file limit to fit the connection limit, or warns that it cannot.
     func checkFileLimit() {
-        var listeners = [connections.limits.maxConnections]
-        if operations.metrics != nil { listeners.append(metricsConnections.limits.maxConnections) }
+        var listeners = [connections.limits.filesHeld]
+        if operations.metrics != nil { listeners.append(metricsConnections.limits.filesHeld) }
         if let warning = FileLimit.ensure(FileLimit.needed(connections: listeners)) {
             logger.warning("\(warning)", metadata: ["maxConnections": "\(connections.limits.maxConnections)"])
         }

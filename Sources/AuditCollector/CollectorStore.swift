@@ -2,6 +2,7 @@ import AuditChain
 import AuditWire
 import Crypto
 import Foundation
+public import ServiceLifecycle
 
 /// The collector's database: the entries it holds per log, the keys it learned, removal records, forks and chain
 /// breaks, contiguous heads, each log's Merkle tree, and recent batch results. Its logic is written once against
@@ -46,6 +47,9 @@ public final class CollectorStore: Sendable {
     public func ping() async throws {
         _ = try await database.read { session in try session.rows("SELECT 1", []) }
     }
+
+    /// What the store's owner must run in its service group (the PostgreSQL pool run as a service), or nil.
+    public var service: (any Service)? { database.service }
 
     /// Releases the engine's connections.
     public func close() async {

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
+public import ServiceLifecycle
 import Synchronization
 
 /// The engine for several collector replicas sharing one PostgreSQL database (docs/COLLECTOR.md section 3),
@@ -21,11 +22,26 @@ import Synchronization
 /// The store's logic is synchronous; its bodies run on a thread pool of their own, one thread per connection,
 /// and each statement waits there for PostgresNIO's answer. No thread of the event loops or of Swift's
 /// cooperative pool ever blocks.
-public final class PostgresCollectorDatabase: CollectorDatabase {
+///
+/// The pool (PostgresNIO's `PostgresClient`) works while its `run()` runs: in the collector's service group
+/// (``PoolRunner/service``: the daemon's, started before its listeners and stopped after them), or in a task of the
+/// database's own for a store used outside one (``PoolRunner/ownTask``: tools, tests, benchmarks).
+public final class PostgresCollectorDatabase: CollectorDatabase, Service {
+    /// Who runs the connection pool.
+    public enum PoolRunner: Sendable {
+        /// The database itself, in a task of its own from its creation to ``close()``.
+        case ownTask
+        /// Its owner, who runs the database (``run()``) in its service group. Until then, transactions (the
+        /// migrations at open) go through the one connection that checked the server, one at a time.
+        case service
+    }
+
     let client: PostgresClient
     let threads: NIOThreadPool
     let logger: Logger
-    private let runner: Task<Void, Never>
+    private let runner: Task<Void, Never>?
+    /// The connection that checked the server, kept for the transactions before the pool runs (``PoolRunner/service``).
+    private let bootstrap: BootstrapConnection?
     /// Where the database is (no password).
     public let settings: PostgresSettings
     /// How long a transaction waits for a pooled connection (the database down, or every connection busy).
@@ -37,25 +53,28 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
     static let migrationLock: Int64 = 0x6175_6469_746D_6967
 
     /// Checks with one connection that the server answers (so that a wrong address, password or certificate is
-    /// reported at once, with the driver's reason), then opens a pool of at most `connections` connections.
+    /// reported at once, with the driver's reason), then opens a pool of at most `connections` connections, run as
+    /// `poolRunner` says.
     /// - Throws: ``CollectorError`` (``CollectorError/Code/storage``) when it cannot connect.
     public init(
         settings: PostgresSettings,
         connections: Int = 16,
         leaseTimeout: Duration = .seconds(30),
+        poolRunner: PoolRunner = .ownTask,
         logger: Logger
     ) async throws {
         self.settings = settings
         self.leaseTimeout = leaseTimeout
         self.logger = logger
         let tls = try Self.tls(settings)
+        let probe: PostgresConnection
         do {
-            let probe = try await PostgresConnection.connect(
+            probe = try await PostgresConnection.connect(
                 configuration: try Self.connectionConfiguration(settings, tls: tls),
                 id: 0,
                 logger: logger
             )
-            try await probe.close()
+            if poolRunner == .ownTask { try await probe.close() }
         } catch {
             throw CollectorError(.storage, "cannot reach the collector database \(settings): \(Self.describe(error))")
         }
@@ -81,9 +100,39 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
         configuration.options.connectTimeout = .seconds(10)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
-        runner = Task { await client.run() }
+        switch poolRunner {
+        case .ownTask:
+            // Outside a service group nothing else can run the pool: the database's own task, ended by close().
+            runner = Task { await client.run() }
+            bootstrap = nil
+        case .service:
+            runner = nil
+            bootstrap = BootstrapConnection(probe)
+        }
         threads = NIOThreadPool(numberOfThreads: max(2, connections))
         threads.start()
+    }
+
+    /// The pool as a service, when its owner runs it (``PoolRunner/service``); nil when the database runs it.
+    public var service: (any Service)? { bootstrap == nil ? nil : self }
+
+    /// Runs the connection pool until the task is cancelled or its service group shuts down gracefully (after
+    /// the services started after it); from now on transactions lease pooled connections, and the connection that
+    /// checked the server closes once its transaction, if any, ends. Only for ``PoolRunner/service``, once.
+    /// - Throws: ``CollectorError`` when the database runs its pool itself (``PoolRunner/ownTask``).
+    public func run() async throws {
+        guard let bootstrap else {
+            throw CollectorError(.invalidConfiguration, "this PostgreSQL pool runs in a task of its own")
+        }
+        let threads = threads
+        if let connection = try await threads.runIfActive({ bootstrap.takeOver() }) {
+            try? await connection.close()
+        }
+        // A service group shuts its services down in reverse order: the listeners started after the pool have
+        // stopped when it reaches the pool, whose run() ends on cancellation.
+        await cancelWhenGracefulShutdown {
+            await self.client.run()
+        }
     }
 
     /// The single connection's configuration, with a connect timeout of 10 s.
@@ -213,6 +262,9 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
     /// Once leased, the work runs to its end (a running transaction is never abandoned on a connection that goes
     /// back to the pool).
     private func leased<T: Sendable>(_ work: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        if let bootstrap, let result = try await threads.runIfActive({ try bootstrap.run(work) }) {
+            return result
+        }
         let state = LeaseState()
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
@@ -258,10 +310,42 @@ public final class PostgresCollectorDatabase: CollectorDatabase {
     }
 
     public func close() async {
-        // The pool closes its connections when its `run()` is cancelled.
-        runner.cancel()
-        _ = await runner.value
+        // The pool closes its connections when its `run()` is cancelled (its service group's, or the own task).
+        if let runner {
+            runner.cancel()
+            _ = await runner.value
+        }
+        if let bootstrap, let connection = try? await threads.runIfActive({ bootstrap.takeOver() }) {
+            try? await connection.close()
+        }
         try? await threads.shutdownGracefully()
+    }
+}
+
+/// The connection that checked the server, serving the transactions before the pool runs (the migrations at open),
+/// one at a time, on the engine's threads; handed over (``takeOver()``) when the pool starts or the database closes.
+final class BootstrapConnection: Sendable {
+    private let connection: Mutex<PostgresConnection?>
+
+    init(_ connection: PostgresConnection) {
+        self.connection = Mutex(connection)
+    }
+
+    /// Runs `work` on the connection (blocking this thread while another runs), or answers nil once it is handed
+    /// over: then the pool serves.
+    func run<T>(_ work: (PostgresConnection) throws -> T) throws -> T? {
+        try connection.withLock { connection in
+            guard let connection else { return nil }
+            return try work(connection)
+        }
+    }
+
+    /// The connection, once, after its running transaction ends; nil afterwards.
+    func takeOver() -> PostgresConnection? {
+        connection.withLock { connection in
+            defer { connection = nil }
+            return connection
+        }
     }
 }
 

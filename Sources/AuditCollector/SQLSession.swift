@@ -1,4 +1,5 @@
 import AuditChain
+public import ServiceLifecycle
 
 /// The collector's storage protocol (docs/COLLECTOR.md section 2): a database engine that runs the collector's
 /// transactions. The store's logic (``CollectorStore``: verify, de-duplicate, refuse forks with evidence, bridge
@@ -27,6 +28,14 @@ public protocol CollectorDatabase: Sendable {
     func exclusive<T: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T
     /// Releases the engine's connections.
     func close() async
+    /// What its owner must run in its service group for the engine to use all its connections (PostgreSQL's pool
+    /// run as a service, ``PostgresCollectorDatabase/PoolRunner/service``), or nil when it runs by itself.
+    var service: (any Service)? { get }
+}
+
+extension CollectorDatabase {
+    /// Nil: the engine runs by itself.
+    public var service: (any Service)? { nil }
 }
 
 /// The SQL spoken by an engine. The store's statements are written in the subset both speak (`?` parameters,

@@ -2,7 +2,8 @@ public import NIOCore
 import Synchronization
 
 /// The connections one listener holds, shared by the ``ConnectionGuard`` of each of them: admits or refuses a new
-/// connection under the listener's ``ServerLimits`` and closes the connections it evicts (see ``ConnectionBook``).
+/// connection under the listener's ``ServerLimits`` and tells the connections it evicts (see ``ConnectionBook``),
+/// whose guards answer them 503 and close them.
 public final class ConnectionTable: Sendable {
     /// What the listener did with connections since it started.
     public struct Stats: Sendable, Hashable {
@@ -12,10 +13,15 @@ public final class ConnectionTable: Sendable {
         public var awaitingRequest = 0
         /// Connections admitted.
         public var admitted = 0
-        /// Connections closed at once because every held connection was busy (listener or peer limit).
+        /// Connections answered 503 at once and closed because every held connection was busy (listener or peer
+        /// limit).
         public var refused = 0
-        /// Connections closed to make room for a new one, before they had sent a complete request head.
+        /// Connections answered 503 and closed to make room for a new one, before they had sent a complete request
+        /// head (or before the server had read it).
         public var evicted = 0
+        /// Connections answered (a 503, or a 400 that ends the connection) and being closed now: their input is read
+        /// and discarded for at most ``ServerLimits/closeLinger``. Not counted in ``open``.
+        public var closing = 0
         /// Connections closed because a request head or body, or the next request, did not arrive in time.
         public var timedOut = 0
     }
@@ -64,7 +70,8 @@ public final class ConnectionTable: Sendable {
         }
     }
 
-    /// Admits `channel` and closes the connections evicted to make room, or answers false (the caller closes it).
+    /// Admits `channel` and tells the connections evicted to make room (their guards answer and close them), or
+    /// refuses it (its guard answers and closes it).
     func admit(_ channel: any Channel) -> Admission {
         let id = ObjectIdentifier(channel)
         let peer = Self.peer(of: channel)
@@ -82,7 +89,7 @@ public final class ConnectionTable: Sendable {
             state.stats.open = state.book.count
             return (admission, evicted)
         }
-        for other in evicted { other.close(promise: nil) }
+        for other in evicted { other.pipeline.fireUserInboundEventTriggered(ConnectionGuard.Evicted()) }
         switch admission {
         case .admitted(let evicting): return .admitted(evicted: evicting.count)
         case .refusedPeerLimit: return .refused(peer: peer ?? "")
@@ -111,6 +118,21 @@ public final class ConnectionTable: Sendable {
     /// Marks `channel` as waiting for a request head (evictable) or busy with a request.
     func setEvictable(_ channel: any Channel, _ evictable: Bool) {
         state.withLock { $0.book.setEvictable(ObjectIdentifier(channel), evictable) }
+    }
+
+    /// Counts a connection answered and being closed (see ``Stats/closing``); false when
+    /// ``ServerLimits/maxClosing`` are being closed already (then the caller closes it at once).
+    func beginClosing() -> Bool {
+        state.withLock { state in
+            guard state.stats.closing < limits.maxClosing else { return false }
+            state.stats.closing += 1
+            return true
+        }
+    }
+
+    /// A connection counted by ``beginClosing()`` is closed.
+    func endClosing() {
+        state.withLock { $0.stats.closing = max(0, $0.stats.closing - 1) }
     }
 
     /// Counts a connection closed for a deadline.

@@ -12,7 +12,8 @@ public enum FileLimit: Sendable {
     /// outgoing connections to the backend, logging. A running agent or collector holds about 30.
     public static let reserve = 128
 
-    /// The files the process may need: the listeners' connection limits plus ``reserve``.
+    /// The files the process may need: what the listeners may hold (``ServerLimits/filesHeld`` of each) plus
+    /// ``reserve``.
     public static func needed(connections: [Int]) -> Int { connections.reduce(reserve, +) }
 
     /// Raises the soft limit up to `needed` when it is lower (never above the hard limit).

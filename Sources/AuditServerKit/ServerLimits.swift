@@ -4,7 +4,8 @@
 /// Every limit applies to one listener. A connection that has not yet sent a complete request head (a new one, or
 /// a keep-alive connection between requests) is *evictable*: when a limit is reached, a new connection replaces the
 /// oldest evictable one, so connections that never finish their headers cannot lock new clients out. Only when
-/// every held connection is busy with a request is a new one closed at once.
+/// every held connection is busy with a request is a new one refused. An evicted or refused connection is answered
+/// `503 Service Unavailable` with `Retry-After` (it may hold a request the server has not read yet), then closed.
 public struct ServerLimits: Sendable, Hashable {
     /// Longest wait for a complete request head on a new connection, counted from the accept. A client sends its
     /// head in one packet; 10 s allows for a slow link and frees a slow connection quickly.
@@ -46,6 +47,23 @@ public struct ServerLimits: Sendable, Hashable {
 
     /// The agent's metrics listener: 16 connections, 8 per peer (one or two scrapers).
     public static let agentMetrics = ServerLimits(maxConnections: 16, maxConnectionsPerPeer: 8)
+
+    /// The `Retry-After` of the 503 that answers a connection the listener cannot hold (evicted or refused), in
+    /// seconds: a busy listener frees a connection when any request ends.
+    public static let retryAfterSeconds = 1
+
+    /// How long a connection the server answered and is closing (a 503, or a 400 for a malformed or oversize
+    /// request head) is still read from, its input discarded, before it is closed: closing a socket with unread
+    /// input makes the kernel send a reset, which can reach the client before the answer. The client closes first
+    /// once it has read the answer; this bounds what one that does not can hold.
+    public static let closeLinger: Duration = .seconds(2)
+
+    /// Answered connections being closed (``closeLinger``) at most at once, beside the held ones: a quarter of
+    /// ``maxConnections``. Beyond it an answered connection is closed at once.
+    public var maxClosing: Int { max(1, maxConnections / 4) }
+
+    /// The files the listener may hold: its connections and the answered ones being closed.
+    public var filesHeld: Int { maxConnections + maxClosing }
 
     /// Why the limits cannot be used, or nil when they can: every timeout positive, every count at least 1.
     public var problem: String? {

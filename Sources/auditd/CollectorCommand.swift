@@ -194,6 +194,8 @@ struct CollectorCommand: AsyncParsableCommand {
         settings.tlsKeyFile = tlsKey
         settings.clientCAFile = clientCa
         settings.allowPlainHTTP = allowPlainHttp
+        // The PostgreSQL pool runs in the server's service group (runUntilSignalled), stopped after the listeners.
+        settings.postgresPoolRunner = .service
         let server: CollectorServer
         do throws(CollectorError) {
             try settings.setListen(listen)

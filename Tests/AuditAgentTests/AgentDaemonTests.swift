@@ -13,7 +13,7 @@ import Glibc
 /// The built `auditd` binary: default subcommand, log creation, SIGTERM, exit codes.
 @Suite struct AgentDaemonTests {
     /// Waits (bounded) until `condition` holds.
-    static func eventually(_ timeout: Duration = .seconds(60), _ condition: () -> Bool) async throws -> Bool {
+    static func eventually(_ timeout: Duration = .seconds(300), _ condition: () -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if condition() { return true }
@@ -38,8 +38,8 @@ import Glibc
             #expect(reply.status == 200)
             #expect(reply.json["seqs"] as? [Int] == [1])
         }
-        kill(child.process.processIdentifier, SIGTERM)
-        let result = try await child.wait(timeout: .seconds(30))
+        child.send(SIGTERM)
+        let result = try await child.wait(timeout: .seconds(300))
         #expect(result.exited)
         #expect(result.status == 0)
         #expect(!FileManager.default.fileExists(atPath: socket))
@@ -86,8 +86,8 @@ import Glibc
             let reply = try await AgentHTTPClient(target: .unix(socket)).post("/v1/events", AgentHarness.event())
             #expect(reply.status == 503)
         }
-        kill(child.process.processIdentifier, SIGTERM)
-        let result = try await child.wait(timeout: .seconds(30))
+        child.send(SIGTERM)
+        let result = try await child.wait(timeout: .seconds(300))
         #expect(result.status == 0)
         #expect(result.stderr.contains("level=critical"), "\(result.stderr)")
         #expect(result.stderr.contains("the audit log refuses appends"))

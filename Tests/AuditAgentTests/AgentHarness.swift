@@ -128,22 +128,18 @@ enum AgentProducts {
 
     static func path(_ product: String) -> String { directory + "/" + product }
 
+    /// The test process's environment without the agent's settings, state directory or credentials, so that a child
+    /// `auditd` reads only what its test gives it.
+    static var cleanEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") }
+        environment["AUDIT_STATE_DIR"] = nil
+        environment["CREDENTIALS_DIRECTORY"] = nil
+        return environment
+    }
+
     /// Starts `auditd` with a clean environment (no state directory or credentials inherited).
     static func startAuditd(_ arguments: [String], environment: [String: String] = [:]) throws -> AgentChild {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path("auditd"))
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") }
-        env["AUDIT_STATE_DIR"] = nil
-        env["CREDENTIALS_DIRECTORY"] = nil
-        env.merge(environment) { _, new in new }
-        process.environment = env
-        let child = AgentChild(process: process)
-        process.standardOutput = child.stdout
-        process.standardError = child.stderr
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return child
+        try AgentChild(path("auditd"), arguments, environment: cleanEnvironment.merging(environment) { _, new in new })
     }
 
     /// Runs `auditd` to completion (killed after `timeout`).
@@ -152,8 +148,9 @@ enum AgentProducts {
     }
 }
 
-/// A running `auditd`.
-final class AgentChild: @unchecked Sendable {
+/// A running `auditd` (or a shell that execs it), spawned with `posix_spawn` (``ChildProcess``), its standard output
+/// and error in files of a temporary directory of its own.
+final class AgentChild: Sendable {
     struct Result {
         var exited: Bool
         var status: Int32
@@ -161,34 +158,47 @@ final class AgentChild: @unchecked Sendable {
         var stderr: String
     }
 
-    let process: Process
-    let stdout = Pipe()
-    let stderr = Pipe()
+    private let directory: TemporaryDirectory
+    private let child: ChildProcess.Running
 
-    init(process: Process) { self.process = process }
+    /// Starts `path` with `arguments` and exactly `environment`.
+    init(_ path: String, _ arguments: [String], environment: [String: String]) throws {
+        directory = try TemporaryDirectory(prefix: "agent-child")
+        child = try ChildProcess.start(
+            path,
+            arguments,
+            environment: environment,
+            outputPath: directory.path + "/stdout",
+            errorPath: directory.path + "/stderr"
+        )
+    }
 
-    /// Waits for the exit, killing the process after `timeout`; collects its output.
+    /// Its process id.
+    var pid: pid_t { child.pid }
+
+    /// Whether it still runs.
+    var isRunning: Bool { child.isRunning }
+
+    /// Sends `signal` to it.
+    func send(_ signal: Int32) { child.send(signal) }
+
+    /// What it wrote so far to its standard error.
+    var errors: String { child.errors }
+
+    /// What it wrote so far to its standard output.
+    var output: String { child.output }
+
+    /// Killed and reaped if the test left it running.
+    deinit { child.end() }
+
+    /// Waits for the exit, killing the process after `timeout` (a cap for a child that hangs); collects its output.
     func wait(timeout: Duration) async throws -> Result {
-        let process = process
-        let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + Double(timeout.components.seconds), execute: watchdog)
-        let out = stdout.fileHandleForReading
-        let err = stderr.fileHandleForReading
-        // A thread of its own: blocked for the child's whole life, it must not hold one of Dispatch's shared threads.
-        let (outData, errData) = await withCheckedContinuation { continuation in
-            Thread {
-                let errData = err.readAllRetrying()
-                let outData = out.readAllRetrying()
-                process.waitUntilExit()
-                continuation.resume(returning: (outData, errData))
-            }.start()
-        }
-        watchdog.cancel()
+        let result = await child.wait(timeout: timeout)
         return Result(
-            exited: process.terminationReason == .exit,
-            status: process.terminationStatus,
-            stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self)
+            exited: !result.signaled,
+            status: result.status,
+            stdout: String(decoding: result.stdout, as: UTF8.self),
+            stderr: String(decoding: result.stderr, as: UTF8.self)
         )
     }
 }

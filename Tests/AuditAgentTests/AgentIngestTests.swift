@@ -204,13 +204,10 @@ import Glibc
         configuration.listen = ListenAddress(host: "127.0.0.1", port: occupied.port)
         let agent = try await Agent(configuration: configuration, logger: Logger(label: "auditd-test"))
         let task = Task { try await agent.run() }
-        let start = ContinuousClock.now
+        // An hour's timeout: the failure, not the timeout, ends the wait (the message below tells the two apart).
         let error = await #expect(throws: AgentError.self) {
-            _ = try await agent.waitUntilListening(timeout: .seconds(180))
+            _ = try await agent.waitUntilListening(timeout: .seconds(3600))
         }
-        // Well under the timeout (the message below tells the two apart too): the suite's other tests, run in
-        // parallel, keep both cores busy and share the test process's concurrency pool.
-        #expect(ContinuousClock.now - start < .seconds(120), "it waited for the timeout instead of the failure")
         #expect(error?.code == .cannotListen)
         #expect(
             error?.message.contains("ended before its listeners were bound") == true,

@@ -4,8 +4,7 @@ import Foundation
 import Testing
 
 /// The agent's listeners under connections that never finish a request (issue 20, item 8): real sockets.
-/// Runs in a test process of its own (scripts/test sets AUDIT_FLOOD_TESTS): a thousand sockets in the process that
-/// also spawns the CLI made Foundation's `Process.run()` crash there.
+/// A flood suite: runs when AUDIT_FLOOD_TESTS is set (scripts/test sets it), so that a quick `swift test` skips it.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["AUDIT_FLOOD_TESTS"] != nil))
 struct AgentSlowConnectionTests {
     @Test func ingestWorksOnBothListenersWhileAThousandSlowConnectionsAreOpen() async throws {
@@ -32,14 +31,11 @@ struct AgentSlowConnectionTests {
             #expect(agent.connections.unix.stats.open <= limits.maxConnections)
 
             let before = try AgentHarness.headSeq(agent.log)
+            // Each listener serves a new client through the flood: an answer, and the event sealed (the client's
+            // socket timeouts are minutes, a cap for a listener held for good; how fast is the bench's business).
             for target in [AgentHTTPClient.Target.unix(socket), .tcp(tcpPort)] {
-                let started = ContinuousClock.now
                 let reply = try await AgentHTTPClient(target: target).post("/v1/events", AgentHarness.event())
-                let elapsed = ContinuousClock.now - started
                 #expect(reply.status == 200, "\(target): \(reply.text)")
-                // Measured in milliseconds on an idle machine; the bound allows for the suite's other tests.
-                #expect(elapsed < .seconds(20), "\(target) took \(elapsed)")
-                print("slow connections: \(count) TCP + 300 unix; an event via \(target) stored in \(elapsed)")
             }
             #expect(try AgentHarness.headSeq(agent.log) == before + 2)
             #expect(agent.connections.tcp.stats.timedOut == 0)

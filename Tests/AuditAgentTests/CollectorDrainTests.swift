@@ -32,12 +32,12 @@ struct CollectorDrainTests {
             outputPath: directory.path + "/collector.log"
         )
         var ports: (Int, Int)?
-        _ = await pollUntil(within: .seconds(60)) {
+        _ = await pollUntil {
             let text = child.output
             if let api = Self.port(of: "api", in: text), let metrics = Self.port(of: "metrics", in: text) {
                 ports = (api, metrics)
             }
-            return ports != nil || waitpid(child.pid, nil, WNOHANG) != 0
+            return ports != nil || !child.isRunning
         }
         guard let (port, metricsPort) = ports else {
             child.send(SIGKILL)
@@ -98,23 +98,22 @@ struct CollectorDrainTests {
         let (head, body) = Self.request(chain.batch())
         let connection = try RawConnection(port: collector.port)
         try connection.send(head + body[..<(body.count / 2)])
-        #expect(await pollUntil(within: .seconds(30)) { await Self.busy(metrics) })
-        let signalled = ContinuousClock.now
+        #expect(await pollUntil { await Self.busy(metrics) })
         collector.child.send(SIGTERM)
         // The listener stops accepting: a new connection is refused.
-        #expect(await pollUntil(within: .seconds(10)) { !RawConnection.accepts(port: collector.port) })
+        #expect(await pollUntil { !RawConnection.accepts(port: collector.port) })
         try await Task.sleep(for: .milliseconds(500))
         try connection.send(Array(body[(body.count / 2)...]))
-        let answer = try await connection.readAll(timeout: .seconds(30))
+        let answer = try await connection.readAll(timeout: .seconds(300))
         #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(200))")
         #expect(answer.contains("\"accepted\""))
 
-        let result = await collector.child.wait(timeout: .seconds(90))
+        // It ends by itself (the wait's cap, minutes, only ends a collector that hangs: then it is killed and
+        // `signaled`).
+        let result = await collector.child.wait(timeout: .seconds(300))
         exited = true
         let output = collector.child.output
         #expect(!result.signaled && result.status == 0, "status \(result.status): \(output)")
-        // Not a timing target: it ends by itself, within the wait (a loaded machine once took 30.4 s).
-        #expect(ContinuousClock.now - signalled < .seconds(80))
         #expect(output.contains("draining: /readyz answers 503"), "\(output)")
         #expect(output.contains("drained: every in-flight request finished"), "\(output)")
         let store = try CollectorStore(path: directory.database)
@@ -134,17 +133,17 @@ struct CollectorDrainTests {
         let connection = try RawConnection(port: collector.port)
         try connection.send(head + body.prefix(10))
         #expect(
-            await pollUntil(within: .seconds(30)) {
+            await pollUntil {
                 await Self.busy(CollectorClient(port: collector.metricsPort, token: nil))
             }
         )
-        let signalled = ContinuousClock.now
         collector.child.send(SIGTERM)
-        let result = await collector.child.wait(timeout: .seconds(30))
+        // The body never comes, so only the drain timeout can end the request: the collector exits by itself, 0,
+        // saying so (the wait's cap only ends a collector that hangs; then it is killed and `signaled`).
+        let result = await collector.child.wait(timeout: .seconds(300))
         exited = true
         let output = collector.child.output
         #expect(!result.signaled && result.status == 0, "status \(result.status): \(output)")
-        #expect(ContinuousClock.now - signalled < .seconds(20))
         #expect(output.contains("the drain timeout passed"), "\(output)")
         // JSON lines: every line is one object.
         for line in output.split(separator: "\n") {

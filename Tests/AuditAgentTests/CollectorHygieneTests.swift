@@ -25,23 +25,20 @@ import TestKit
     func underAPermissiveUmaskTheCollectorCreatesEveryFile0600(umask: String) async throws {
         let directory = CollectorTempDir()
         let database = directory.database
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [
-            "-c", "umask \(umask); exec \"$0\" collector --db \"$1\" --listen 127.0.0.1:0",
-            AgentProducts.path("auditd"), database,
-        ]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") }
-        let child = AgentChild(process: process)
-        process.standardOutput = child.stdout
-        process.standardError = child.stderr
-        try process.run()
+        let child = try AgentChild(
+            "/bin/sh",
+            [
+                "-c", "umask \(umask); exec \"$0\" collector --db \"$1\" --listen 127.0.0.1:0",
+                AgentProducts.path("auditd"), database,
+            ],
+            environment: AgentProducts.cleanEnvironment
+        )
         let paths = [database, database + "-wal", database + "-shm", database + ".collector.key"]
-        let created = await pollUntil(within: .seconds(60)) {
+        let created = await pollUntil {
             paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }
         }
         let modes = paths.map { Self.mode($0) }
-        kill(process.processIdentifier, SIGTERM)
+        child.send(SIGTERM)
         let result = try await child.wait(timeout: .seconds(60))
         #expect(created, "\(result.stderr)")
         for (path, mode) in zip(paths, modes) {
@@ -94,10 +91,10 @@ import TestKit
         let child = try AgentProducts.startAuditd([
             "collector", "--db", directory.database, "--listen", "127.0.0.1:0", "--token", "visible-in-ps",
         ])
-        _ = await pollUntil(within: .seconds(60)) {
+        _ = await pollUntil {
             FileManager.default.fileExists(atPath: directory.database + ".collector.key")
         }
-        kill(child.process.processIdentifier, SIGTERM)
+        child.send(SIGTERM)
         let result = try await child.wait(timeout: .seconds(60))
         let warning = result.stderr.split(separator: "\n").first {
             $0.contains("the token was given on the command line")

@@ -8,8 +8,7 @@ import AuditStore
 import TestKit
 
 /// The collector under connections that never finish a request (issue 20, item 5): real sockets on loopback.
-/// Runs in a test process of its own (scripts/test sets AUDIT_FLOOD_TESTS): a thousand sockets in the process that
-/// also spawns the CLI made Foundation's `Process.run()` crash there.
+/// A flood suite: runs when AUDIT_FLOOD_TESTS is set (scripts/test sets it), so that a quick `swift test` skips it.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["AUDIT_FLOOD_TESTS"] != nil))
 struct CollectorSlowConnectionTests {
     /// Runs a collector with `limits` on 127.0.0.1, port 0, for the duration of `body`.
@@ -47,20 +46,19 @@ struct CollectorSlowConnectionTests {
             var configuration = AgentHarness.configuration(agentDirectory)
             configuration.backend = URL(string: "http://127.0.0.1:\(port)")
             try await AgentHarness.withAgent(configuration) { agent, endpoints in
-                let started = ContinuousClock.now
                 let reply = try await AgentHTTPClient(target: .unix(try #require(endpoints.socketPath)))
                     .post("/v1/events", AgentHarness.event())
                 #expect(reply.status == 200)
                 let device = try agent.log.info().head
-                let delivered = try await pollUntil(within: .seconds(60)) {
+                // Delivered through the flood, however long a loaded machine takes: the cap only ends a test whose
+                // listener is held for good. How fast is the bench's business.
+                let delivered = try await pollUntil {
                     try await server.collector.store.head(logId: device.logId)?.seq == device.seq
                 }
-                let elapsed = ContinuousClock.now - started
-                #expect(delivered)
-                // "Within a few seconds": measured well under a second on an idle machine; the bound allows for the
-                // suite's other tests sharing both cores.
-                #expect(elapsed < .seconds(20), "delivery took \(elapsed) with \(count) slow connections")
-                print("slow connections: \(count) opened; agent delivered seq \(device.seq) in \(elapsed)")
+                #expect(
+                    delivered,
+                    "the collector's head did not reach seq \(device.seq) with \(count) slow connections"
+                )
             }
             // The slow connections were held, not timed out: the limits alone made room.
             #expect(server.connections.stats.timedOut == 0)
@@ -87,7 +85,7 @@ struct CollectorSlowConnectionTests {
             #expect(!(4..<12).contains(where: slow.isClosedByServer))
             #expect(table.stats.evicted == 4)
 
-            // Requests whose body is awaited are busy: at the peer's limit, a new connection is refused.
+            // Requests whose body is awaited are busy: at the peer's limit, a new connection is refused (answered 503).
             let busyHead =
                 "POST /v1/audit/events HTTP/1.1\r\nHost: busy\r\nContent-Type: application/json\r\n"
                 + "Content-Length: 1000\r\n\r\n{"
@@ -97,7 +95,12 @@ struct CollectorSlowConnectionTests {
             #expect(await pollUntil { table.stats.open == 16 && table.stats.awaitingRequest == 8 })
             try await busy.add(2, to: .tcp(port: port, sources: ["127.0.0.8"]), head: busyHead)
             #expect(await pollUntil { table.stats.refused == 2 })
-            #expect(await pollUntil { busy.isClosedByServer(8) && busy.isClosedByServer(9) })
+            // Refused with an answer, not a reset: a 503 with Retry-After, then the server closes.
+            #expect(await pollUntil { busy.received(8).closed && busy.received(9).closed })
+            for refused in [busy.received(8), busy.received(9)] {
+                #expect(ListenerAnswerTests.isUnavailableAnswer(refused.text), "\(refused.text)")
+                #expect(!refused.reset)
+            }
             #expect(!(0..<8).contains(where: busy.isClosedByServer))
             #expect(table.count(peer: "127.0.0.8") == 8)
 

@@ -26,7 +26,7 @@ struct ServerProcess {
             outputPath: outputPath
         )
         var port: Int?
-        _ = await pollUntil(within: .seconds(60)) {
+        _ = await pollUntil {
             let text = child.output
             if let range = text.range(of: "listening on 127.0.0.1:") {
                 port = Int(text[range.upperBound...].prefix { $0.isNumber })
@@ -44,7 +44,7 @@ struct ServerProcess {
     /// Sends SIGKILL and waits for the end.
     func kill9() async -> ChildProcess.Result {
         child.send(SIGKILL)
-        return await child.wait(timeout: .seconds(30))
+        return await child.wait(timeout: .seconds(300))
     }
 
     /// Sends SIGTERM and waits (60 s at most, then SIGKILL) for the end.

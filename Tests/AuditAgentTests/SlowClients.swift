@@ -23,6 +23,8 @@ final class SlowClients: @unchecked Sendable {
 
     private let lock = NSLock()
     private var fds: [Int32] = []
+    /// What ``received(_:)`` read so far, per connection.
+    private var inbox: [Int: [UInt8]] = [:]
 
     /// How many slow connections this process can afford (each holds two files here: the client's and, while the
     /// server keeps it, the server's). Raises the soft open-file limit to the hard one first.
@@ -80,6 +82,32 @@ final class SlowClients: @unchecked Sendable {
     func isClosedByServer(_ index: Int) -> Bool {
         guard let fd = lock.withLock({ index < self.fds.count ? self.fds[index] : nil }) else { return false }
         return Self.isClosed(fd)
+    }
+
+    /// What the server sent on the `index`th connection so far, and whether it closed it: `reset` when the end was a
+    /// reset (ECONNRESET), not an orderly end of stream.
+    func received(_ index: Int) -> (text: String, closed: Bool, reset: Bool) {
+        guard let fd = lock.withLock({ index < self.fds.count ? self.fds[index] : nil }) else {
+            return ("", false, false)
+        }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var closed = false
+        var reset = false
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 {
+                lock.withLock { inbox[index, default: []] += buffer[0..<count] }
+                continue
+            }
+            if count < 0, errno == EINTR { continue }
+            if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                closed = true
+                reset = count < 0 && errno == ECONNRESET
+            }
+            break
+        }
+        let bytes = lock.withLock { inbox[index] ?? [] }
+        return (String(decoding: bytes, as: UTF8.self), closed, reset)
     }
 
     private static func isClosed(_ fd: Int32) -> Bool {
@@ -185,9 +213,10 @@ final class SlowClients: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` every 50 ms until it holds or `timeout` passes; answers whether it held.
+/// Polls `condition` every 50 ms until it holds or `timeout` passes; answers whether it held. The default cap,
+/// minutes, ends only a wait for something that never comes: how fast it comes is the bench's business.
 func pollUntil(
-    within timeout: Duration = .seconds(30),
+    within timeout: Duration = .seconds(300),
     _ condition: () async throws -> Bool
 ) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout

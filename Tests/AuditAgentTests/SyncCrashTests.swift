@@ -20,41 +20,18 @@ struct SyncCrashTests {
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("auditd").path
     }()
 
-    /// Starts `auditd run` on `state` against the collector at `port`; its output goes to `logFile`.
-    static func start(state: String, port: Int, logFile: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: auditd)
-        process.arguments = [
-            "run", "--state-dir", state, "--backend", "http://127.0.0.1:\(port)",
-            "--batch-size", "100", "--max-events", "100000", "--sync-interval-seconds", "1",
-            "--request-timeout-seconds", "10", "--log-level", "warning",
-        ]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AUDITD_") }
-        environment["AUDIT_STATE_DIR"] = nil
-        environment["CREDENTIALS_DIRECTORY"] = nil
-        process.environment = environment
-        if !FileManager.default.fileExists(atPath: logFile) {
-            _ = FileManager.default.createFile(atPath: logFile, contents: nil)
-        }
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: logFile))
-        output.seekToEndOfFile()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
-    /// Waits (bounded) for `process` to exit.
-    static func reap(_ process: Process, timeout: Duration = .seconds(30)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return false
-        }
-        return true
+    /// Starts `auditd run` on `state` against the collector at `port`; its output is appended to `logFile`.
+    static func start(state: String, port: Int, logFile: String) throws -> ChildProcess.Running {
+        try ChildProcess.start(
+            auditd,
+            [
+                "run", "--state-dir", state, "--backend", "http://127.0.0.1:\(port)",
+                "--batch-size", "100", "--max-events", "100000", "--sync-interval-seconds", "1",
+                "--request-timeout-seconds", "10", "--log-level", "warning",
+            ],
+            environment: AgentProducts.cleanEnvironment,
+            outputPath: logFile
+        )
     }
 
     /// Appends `count` routine events to the log in the state directory (while no agent runs).
@@ -78,11 +55,11 @@ struct SyncCrashTests {
         }
     }
 
-    /// Posts one event to the agent's unix ingest socket, retrying (bounded) while the listener starts up;
-    /// returns the acknowledged sequence numbers.
+    /// Posts one event to the agent's unix ingest socket, retrying while the listener starts up (for minutes: a cap
+    /// for an agent that never listens); returns the acknowledged sequence numbers.
     static func ingest(socket: String, user: String) async throws -> [UInt64] {
         let client = AgentHTTPClient(target: .unix(socket))
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(300)
         while true {
             do {
                 let reply = try await client.post("/v1/events", AgentHarness.event(user: user))
@@ -126,20 +103,15 @@ struct SyncCrashTests {
             var kills: [String] = []
             var midSync = 0
             // Whatever happens, no agent outlives the test.
-            var running: Process?
-            defer {
-                if let running, running.isRunning {
-                    kill(running.processIdentifier, SIGKILL)
-                    running.waitUntilExit()
-                }
-            }
+            var running: ChildProcess.Running?
+            defer { running?.end() }
             var acknowledged: [UInt64] = []
             for round in 0..<5 {
                 let before = try await collector.store.count(logId: logId)
                 let agent = try Self.start(state: state.path, port: client.port, logFile: logFile)
                 running = agent
                 // Wait (bounded) until this run has delivered something, then kill it a random instant later.
-                let deadline = ContinuousClock.now + .seconds(60)
+                let deadline = ContinuousClock.now + .seconds(300)
                 while try await collector.store.count(logId: logId) == before, ContinuousClock.now < deadline,
                     agent.isRunning
                 {
@@ -151,9 +123,9 @@ struct SyncCrashTests {
                 acknowledged += seqs
                 let delay = Int.random(in: 0...250)
                 try await Task.sleep(for: .milliseconds(delay))
-                kill(agent.processIdentifier, SIGKILL)
-                #expect(await Self.reap(agent))
-                guard agent.terminationReason == .uncaughtSignal else {
+                agent.send(SIGKILL)
+                let ended = await agent.wait(timeout: .seconds(300))
+                guard ended.signaled else {
                     let output = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
                     Issue.record("round \(round): the agent exited by itself: \(output.suffix(2000))")
                     return
@@ -174,7 +146,8 @@ struct SyncCrashTests {
                 storage: SQLiteLogStorage(path: state.databasePath),
                 keys: KeyStore(directory: state.keysPath, credentialsDirectory: nil)
             )
-            let deadline = ContinuousClock.now + .seconds(120)
+            // A cap for a delivery that never ends (minutes), not a measure of how fast it ends.
+            let deadline = ContinuousClock.now + .seconds(600)
             var done = false
             while !done, ContinuousClock.now < deadline {
                 let head = try local.info().head
@@ -183,8 +156,9 @@ struct SyncCrashTests {
                 done = held?.seq == head.seq && empty
                 if !done { try await Task.sleep(for: .milliseconds(50)) }
             }
-            kill(agent.processIdentifier, SIGTERM)
-            #expect(await Self.reap(agent))
+            agent.send(SIGTERM)
+            // It ends by itself (not by the wait's SIGKILL, which only ends an agent that hangs).
+            #expect(await !agent.wait(timeout: .seconds(300)).signaled)
             let output = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
             #expect(midSync > 0, "no kill landed while entries were still undelivered: \(kills)")
             #expect(done, "delivery did not finish; kills: \(kills); agent output: \(output.suffix(2000))")

@@ -69,59 +69,32 @@ struct TransportSecurityTests {
             "collector", "--db", directory.path + "/c.db", "--listen", "127.0.0.1:0", "--tls-cert", certificate,
             "--tls-key", key,
         ])
-        let errors = child.stderr.fileHandleForReading
-        let output = OutputCollector(errors)
-        defer {
-            if child.process.isRunning { kill(child.process.processIdentifier, SIGKILL) }
-            child.process.waitUntilExit()
-        }
+        defer { child.send(SIGKILL) }
         var port: Int?
-        _ = await pollUntil(within: .seconds(60)) {
-            if let range = output.text.range(of: "listening on 127.0.0.1:") {
-                port = Int(output.text[range.upperBound...].prefix { $0.isNumber })
+        _ = await pollUntil {
+            let text = child.errors
+            if let range = text.range(of: "listening on 127.0.0.1:") {
+                port = Int(text[range.upperBound...].prefix { $0.isNumber })
             }
-            return port != nil || !child.process.isRunning
+            return port != nil || !child.isRunning
         }
         let bound = try #require(port)
         #expect(pki.presentedIssuer(port: bound)?.contains("Audit Test CA") == true)
 
         try install(pki.otherCA)
-        kill(child.process.processIdentifier, SIGHUP)
-        let reloaded = await pollUntil(within: .seconds(30)) {
+        child.send(SIGHUP)
+        let reloaded = await pollUntil {
             pki.presentedIssuer(port: bound)?.contains("Other Test CA") == true
         }
         #expect(reloaded)
 
         try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: certificate))
-        kill(child.process.processIdentifier, SIGHUP)
-        let logged = await pollUntil(within: .seconds(30)) { output.text.contains("TLS reload failed") }
-        #expect(logged, "\(output.text)")
-        #expect(child.process.isRunning)
+        child.send(SIGHUP)
+        let logged = await pollUntil { child.errors.contains("TLS reload failed") }
+        #expect(logged, "\(child.errors)")
+        #expect(child.isRunning)
         #expect(pki.presentedIssuer(port: bound)?.contains("Other Test CA") == true)
-        #expect(!output.text.contains("PRIVATE KEY"))
-        kill(child.process.processIdentifier, SIGTERM)
-    }
-}
-
-/// Collects what a child writes to a pipe, on a thread of its own.
-final class OutputCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-
-    init(_ handle: FileHandle) {
-        Thread {
-            while true {
-                guard let chunk = handle.readChunkRetrying(), !chunk.isEmpty else { return }
-                self.lock.lock()
-                self.data.append(chunk)
-                self.lock.unlock()
-            }
-        }.start()
-    }
-
-    var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: data, as: UTF8.self)
+        #expect(!child.errors.contains("PRIVATE KEY"))
+        child.send(SIGTERM)
     }
 }

@@ -57,17 +57,15 @@ import TestKit
         let checks = Counter()
         let hanging: CollectorReadiness.Check = {
             checks.increment()
-            try await Task.sleep(for: .seconds(120))
+            // Never ends while the test runs: an answer at all was not the check's.
+            try await Task.sleep(for: .seconds(3600))
         }
         try await withOperatedCollector(directory, operations: operations, readinessCheck: hanging) { api, _, _ in
-            let started = ContinuousClock.now
             // Several probes at once share one check.
             let replies = try await withThrowingTaskGroup(of: CollectorReply.self) { group in
                 for _ in 0..<4 { group.addTask { try await api.send("GET", "/readyz") } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            // Far below the hanging check's 120 s (a loaded machine once took 34 s to answer four probes).
-            #expect(ContinuousClock.now - started < .seconds(90))
             for reply in replies {
                 #expect(reply.status == 503)
                 #expect(reply.json?.objectValue?["reason"]?.stringValue?.contains("did not answer within") == true)

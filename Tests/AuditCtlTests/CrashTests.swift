@@ -1,5 +1,6 @@
 import AuditChain
 import Foundation
+import Synchronization
 import TestKit
 import Testing
 
@@ -7,44 +8,36 @@ import Testing
 /// verifies and every event the child reported as acknowledged is present.
 @Suite("Crash and concurrency", .serialized)
 struct CrashTests {
-    /// Starts a CrashChild; its stdout is collected on a background queue.
-    final class Child: @unchecked Sendable {
-        let process = Process()
-        private let lock = NSLock()
-        private var output = Data()
-        private let done = DispatchSemaphore(value: 0)
+    /// A CrashChild, spawned with `posix_spawn` (``ChildProcess``); its standard output goes to a file (it writes each
+    /// acknowledgement with one `write`, so a kill cuts at most the line being written).
+    final class Child: Sendable {
+        private let directory: TemporaryDirectory
+        private let child: ChildProcess.Running
+        /// How it ended, once ``acknowledged(timeout:)`` has waited for it.
+        private let ended = Mutex<ChildProcess.Result?>(nil)
 
         init(state: String, label: String, count: Int, writers: Int) throws {
-            process.executableURL = URL(fileURLWithPath: CLIHarness.path("CrashChild"))
-            process.arguments = [state, label, String(count), String(writers)]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let handle = pipe.fileHandleForReading
-            // A thread of its own: blocked reading for the child's whole life, it must not hold one of Dispatch's
-            // shared threads.
-            Thread {
-                while true {
-                    guard let chunk = handle.readChunkRetrying(), !chunk.isEmpty else { break }
-                    self.lock.withLock { self.output.append(chunk) }
-                }
-                self.done.signal()
-            }.start()
+            directory = try TemporaryDirectory(prefix: "crash-child")
+            child = try ChildProcess.start(
+                CLIHarness.path("CrashChild"),
+                [state, label, String(count), String(writers)],
+                environment: ProcessInfo.processInfo.environment,
+                outputPath: directory.path + "/stdout",
+                errorPath: "/dev/null"
+            )
         }
 
-        func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }
+        func kill() { child.send(SIGKILL) }
 
-        /// Waits for exit (bounded, on a thread of its own) and returns the acknowledged (seq, key) pairs.
-        func acknowledged(timeout: TimeInterval = 120) async throws -> [(UInt64, String)] {
-            try await CLIHarness.offPool { self.waitForAcknowledged(timeout: timeout) }
-        }
+        /// Whether it ended by itself with status 0 (known once ``acknowledged(timeout:)`` has returned).
+        var succeeded: Bool { ended.withLock { $0.map { !$0.signaled && $0.status == 0 } ?? false } }
 
-        private func waitForAcknowledged(timeout: TimeInterval) -> [(UInt64, String)] {
-            _ = done.wait(timeout: .now() + timeout)
-            process.waitUntilExit()
-            let text = lock.withLock { String(decoding: output, as: UTF8.self) }
-            return text.split(separator: "\n").compactMap { line in
+        /// Waits for its exit (killing it after `timeout`, a cap for a child that hangs) and returns the
+        /// acknowledged (seq, key) pairs.
+        func acknowledged(timeout: Duration = .seconds(300)) async -> [(UInt64, String)] {
+            let result = await child.wait(timeout: timeout)
+            ended.withLock { $0 = result }
+            return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
                 let parts = line.split(separator: " ")
                 // A line cut by the kill is incomplete and not an acknowledgement.
                 guard parts.count == 3, parts[0] == "ack", let seq = UInt64(parts[1]), line.hasSuffix(parts[2]) else {
@@ -53,6 +46,8 @@ struct CrashTests {
                 return (seq, String(parts[2]))
             }
         }
+
+        deinit { child.end() }
     }
 
     /// Rounds of the crash test: 20 in the suite; `scripts/crash-test N` runs more.
@@ -69,7 +64,7 @@ struct CrashTests {
             let child = try Child(state: state, label: "r\(round)", count: 0, writers: 4)
             try await Task.sleep(for: .milliseconds(Int.random(in: 20...300, using: &generator)))
             child.kill()
-            for (seq, key) in try await child.acknowledged() { acknowledged[key] = seq }
+            for (seq, key) in await child.acknowledged() { acknowledged[key] = seq }
             let report = try await CLIHarness.verify(state)
             #expect(report.isClean, "round \(round): \(report.problems)")
         }
@@ -86,8 +81,8 @@ struct CrashTests {
         #expect(try await CLIHarness.auditctl(state, ["init"]).status == 0)
         let first = try Child(state: state, label: "a", count: 150, writers: 2)
         let second = try Child(state: state, label: "b", count: 150, writers: 2)
-        let acks = try await first.acknowledged() + second.acknowledged()
-        #expect(first.process.terminationStatus == 0 && second.process.terminationStatus == 0)
+        let acks = await first.acknowledged() + second.acknowledged()
+        #expect(first.succeeded && second.succeeded)
         #expect(acks.count == 600)
         #expect(Set(acks.map(\.0)).count == 600, "a sequence number was handed out twice")
         let report = try await CLIHarness.verify(state)

@@ -197,17 +197,17 @@ struct ReadmeBlockTests {
     func brokenBlocksAreReported() async throws {
         let clone = try ReadmeClone(repository: Self.repository, files: [], products: CLIHarness.productsDirectory)
         let exported = ReadmeBlock(role: .run, line: 1, text: "export DEMO_VALUE=kept")
-        #expect(try await clone.run(exported, text: exported.text, number: 0, timeout: .seconds(30)).succeeded)
+        #expect(try await clone.run(exported, text: exported.text, number: 0, timeout: .seconds(300)).succeeded)
         // The next block sees what the one before exported, and fails with its status.
         let failing = ReadmeBlock(role: .run, line: 2, text: "test \"$DEMO_VALUE\" = kept\necho ran; exit 3")
-        let failed = try await clone.run(failing, text: failing.text, number: 1, timeout: .seconds(30))
+        let failed = try await clone.run(failing, text: failing.text, number: 1, timeout: .seconds(300))
         #expect(failed.status == 3 && !failed.succeeded && failed.output.contains("ran"))
         // set -e: a failing command in the middle ends the block.
         let stopped = ReadmeBlock(role: .run, line: 3, text: "false\necho after")
-        let stop = try await clone.run(stopped, text: stopped.text, number: 2, timeout: .seconds(30))
+        let stop = try await clone.run(stopped, text: stopped.text, number: 2, timeout: .seconds(300))
         #expect(stop.status == 1 && !stop.output.contains("after"))
         let leaving = ReadmeBlock(role: .run, line: 4, text: "sleep 300 &")
-        let left = try await clone.run(leaving, text: leaving.text, number: 3, timeout: .seconds(30))
+        let left = try await clone.run(leaving, text: leaving.text, number: 3, timeout: .seconds(300))
         #expect(left.status == 0 && left.leftRunning && !left.succeeded)
         let slow = ReadmeBlock(role: .run, line: 5, text: "sleep 300")
         let timedOut = try await clone.run(slow, text: slow.text, number: 4, timeout: .seconds(1))
@@ -217,8 +217,8 @@ struct ReadmeBlockTests {
         #expect(notReady.neverReady && !notReady.succeeded)
         // swift run is the built product; other swift commands are refused.
         let version = ReadmeBlock(role: .run, line: 7, text: "swift build\nswift run auditctl --version")
-        #expect(try await clone.run(version, text: version.text, number: 6, timeout: .seconds(30)).succeeded)
+        #expect(try await clone.run(version, text: version.text, number: 6, timeout: .seconds(300)).succeeded)
         let test = ReadmeBlock(role: .run, line: 8, text: "swift test")
-        #expect(try await clone.run(test, text: test.text, number: 7, timeout: .seconds(30)).status == 2)
+        #expect(try await clone.run(test, text: test.text, number: 7, timeout: .seconds(300)).status == 2)
     }
 }

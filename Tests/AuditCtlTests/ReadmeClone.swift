@@ -124,7 +124,7 @@ final class ReadmeClone: Sendable {
             neverReady = !(await Self.appears(path + "/" + readyPath, within: timeout, while: child.pid))
             child.send(SIGTERM)
         }
-        let result = await child.wait(timeout: readyPath == nil ? timeout : .seconds(30))
+        let result = await child.wait(timeout: readyPath == nil ? timeout : .seconds(300))
         let timedOut = readyPath == nil && ContinuousClock.now - start >= timeout
         let leftRunning = kill(-child.pid, 0) == 0
         kill(-child.pid, SIGKILL)

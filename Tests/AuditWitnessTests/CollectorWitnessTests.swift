@@ -25,7 +25,9 @@ struct CollectorWitnessTests {
         let witness = try WitnessService(logName: Collector.defaultName, logKey: key.publicKey)
         let endpoint = try await witness.start()
         defer { Task { await witness.stop() } }
-        try await withCollector(directory, witnesses: [endpoint]) { client, collector in
+        // A witness request may take an hour: longer than the client waits for an answer (CollectorClient, 90 s), so
+        // an answer at all says that the collector did not wait a witness request out.
+        try await withCollector(directory, witnesses: [endpoint], witnessTimeout: .seconds(3600)) { client, collector in
             try await body(client, collector, witness, endpoint, directory.database)
         }
         await witness.stop()
@@ -92,11 +94,8 @@ struct CollectorWitnessTests {
             var chain = CollectorChain()
             chain.appendEvents(2)
             await witness.stop()
-            let started = ContinuousClock.now
+            // A refused connection, not the hour's witness timeout of `run`: answered, without the cosignature.
             let note = try await Self.post(chain, [0, 1, 2], treeSize: nil, client)
-            // A refused connection, not the 60 s witness timeout of the fixture: the answer did not wait it out. (The
-            // bound is loose: a CI run under load once took 20.08 s for this batch.)
-            #expect(ContinuousClock.now - started < .seconds(50))
             #expect(note.signatures.count == 1)
             #expect(try endpoint.key.verify(note).isEmpty)
             // Back up, it cosigns the next answer from its empty state.

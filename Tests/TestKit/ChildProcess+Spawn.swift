@@ -1,71 +1,119 @@
 package import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension ChildProcess {
-    /// A child left running (a daemon under test), its standard output and error going to one file.
+    /// A child left running (a daemon under test), its standard output and error going to files.
     package final class Running: Sendable {
         /// Its process id.
         package let pid: pid_t
-        /// The file its output goes to.
+        /// The file its standard output goes to (and its standard error, unless ``errorPath`` is set).
         package let outputPath: String
+        /// The file its standard error goes to, when apart from its output.
+        package let errorPath: String?
+        /// Its wait status once reaped (by ``isRunning`` or ``wait(timeout:)``): a pid is reaped once only.
+        private let reaped = Mutex<Int32?>(nil)
 
-        init(pid: pid_t, outputPath: String) {
+        init(pid: pid_t, outputPath: String, errorPath: String?) {
             self.pid = pid
             self.outputPath = outputPath
+            self.errorPath = errorPath
         }
 
-        /// What it wrote so far.
+        /// What it wrote so far to its standard output (and error, unless apart).
         package var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
-        /// Sends `signal` to it.
-        package func send(_ signal: Int32) { kill(pid, signal) }
+        /// What it wrote so far to its standard error, when apart from its output; otherwise empty.
+        package var errors: String {
+            errorPath.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
+        }
 
-        /// Waits for it to end, polling; sends SIGKILL after `timeout` (then `status` is 9, `signaled` true).
+        /// Sends `signal` to it (nothing once it is reaped: its pid may belong to another process by then).
+        package func send(_ signal: Int32) {
+            reaped.withLock { status in
+                if status == nil { kill(pid, signal) }
+            }
+        }
+
+        /// Kills it with SIGKILL if it still runs and reaps it (blocking): for a test's clean-up.
+        package func end() {
+            send(SIGKILL)
+            _ = poll(blocking: true)
+        }
+
+        /// Whether it still runs (reaps it when it has ended, keeping its status for ``wait(timeout:)``).
+        package var isRunning: Bool { poll() == nil }
+
+        /// Its wait status if it has ended (reaping it), nil while it runs.
+        private func poll(blocking: Bool = false) -> Int32? {
+            reaped.withLock { reaped in
+                if let reaped { return reaped }
+                var status: Int32 = 0
+                while true {
+                    let ended = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+                    if ended == pid {
+                        reaped = status
+                        return status
+                    }
+                    if ended == -1, errno == EINTR { continue }
+                    // Still running (0), or not our child any more (-1): nothing to report.
+                    if ended == -1 { reaped = 0 }
+                    return reaped
+                }
+            }
+        }
+
+        /// Waits for it to end, polling; sends SIGKILL after `timeout` (then `status` is 9, `signaled` true). A
+        /// cap for a child that hangs, not a measure of how long it should take.
         package func wait(timeout: Duration) async -> Result {
             let deadline = ContinuousClock.now + timeout
-            var status: Int32 = 0
-            while true {
-                let ended = waitpid(pid, &status, WNOHANG)
-                if ended == pid { break }
-                if ended == -1, errno != EINTR { break }
+            var ended = poll()
+            while ended == nil {
                 if ContinuousClock.now >= deadline {
-                    kill(pid, SIGKILL)
-                    while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+                    send(SIGKILL)
+                    ended = poll(blocking: true)
                     break
                 }
                 try? await Task.sleep(for: .milliseconds(20))
+                ended = poll()
             }
+            let status = ended ?? 0
             let signal = status & 0x7f
             return Result(
                 status: signal == 0 ? (status >> 8) & 0xff : signal,
                 signaled: signal != 0,
                 stdout: Data(output.utf8),
-                stderr: Data()
+                stderr: Data(errors.utf8)
             )
         }
     }
 
-    /// Starts `path` with `arguments` and exactly `environment`, standard input from /dev/null, standard output and
-    /// error appended to `outputPath` (created 0600), and leaves it running. The caller ends it
-    /// (``Running/send(_:)``, ``Running/wait(timeout:)``).
+    /// Starts `path` with `arguments` and exactly `environment`, standard input from /dev/null, standard output
+    /// appended to `outputPath` and standard error to `errorPath` (or to `outputPath` too when nil), each created
+    /// 0600, and leaves it running. The caller ends it (``Running/send(_:)``, ``Running/wait(timeout:)``).
     /// - Throws: ``Failure`` if it cannot be started.
     package static func start(
         _ path: String,
         _ arguments: [String],
         environment: [String: String],
-        outputPath: String
+        outputPath: String,
+        errorPath: String? = nil
     ) throws -> Running {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errorPath {
+            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         let pid = try spawn(path, arguments, environment: environment, actions: &actions)
-        return Running(pid: pid, outputPath: outputPath)
+        return Running(pid: pid, outputPath: outputPath, errorPath: errorPath)
     }
 
     /// Spawns `path` with `arguments`, exactly `environment`, and `actions` for its standard descriptors; every

@@ -271,18 +271,20 @@ package struct CollectorClient: Sendable {
 }
 
 /// Starts a collector on 127.0.0.1, port 0, runs `body` with a client, then stops the server.
+/// - Parameter witnessTimeout: the deadline of one witness request. Generous by default: the witnesses answer on the
+///   test process's concurrency pool, which the suite's other tests keep busy; a witness that is down refuses the
+///   connection at once whatever the timeout.
 package func withCollector<T: Sendable>(
     _ directory: CollectorTempDir,
     token: String? = nil,
     trust: [String] = [],
     witnesses: [WitnessEndpoint] = [],
+    witnessTimeout: Duration = .seconds(60),
     _ body: (CollectorClient, Collector) async throws -> T
 ) async throws -> T {
     var configuration = directory.configuration()
     configuration.witnesses = witnesses
-    // Generous: the witnesses answer on the test process's concurrency pool, which the suite's other tests keep
-    // busy; a witness that is down refuses the connection at once whatever the timeout.
-    configuration.witnessTimeout = .seconds(60)
+    configuration.witnessTimeout = witnessTimeout
     configuration.port = 0
     configuration.token = token
     configuration.trustFiles = trust
@@ -308,8 +310,10 @@ package func serveGracefully<T: Sendable>(_ server: CollectorServer, _ body: (In
 {
     let (ports, continuation) = AsyncStream<Int>.makeStream()
     let application = server.makeApplication { port in continuation.yield(port) }
+    // The database's pool first (when the server runs it), so that it stops after the listener.
+    let pool: [any Service] = server.collector.store.service.map { [$0] } ?? []
     let services = ServiceGroup(
-        configuration: ServiceGroupConfiguration(services: [application], logger: server.logger)
+        configuration: ServiceGroupConfiguration(services: pool + [application], logger: server.logger)
     )
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {

@@ -16,8 +16,8 @@ package enum PostgresFixture {
     /// The `psql` to use; otherwise the newest under /usr/lib/postgresql, otherwise the first on `PATH`.
     package static let psqlVariable = "AUDIT_TEST_POSTGRES_PSQL"
 
-    /// How long one `psql` run may take before it is ended with SIGTERM.
-    package static let psqlTimeout: TimeInterval = 60
+    /// How long one `psql` run may take before it is ended with SIGTERM: a cap for a hang, not a measure.
+    package static let psqlTimeout: TimeInterval = 300
 
     /// Why a PostgreSQL fixture could not do what it was asked.
     package struct Failure: Error, CustomStringConvertible {
