@@ -36,6 +36,11 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
+        // Shared plumbing (issue 31 part 4): one home for each helper the modules share.
+        // AuditSupport: private files (secrets, seeds, 0600 databases), token files, duration flags; Foundation only.
+        .target(name: "AuditSupport"),
+        .testTarget(name: "AuditSupportTests", dependencies: ["AuditSupport"]),
+        // End of the shared plumbing.
         .target(
             name: "AuditChain",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
@@ -64,7 +69,7 @@ let package = Package(
         .target(
             name: "AuditStore",
             dependencies: [
-                "AuditChain", "AuditWire", "DurableSQLite",
+                "AuditChain", "AuditWire", "DurableSQLite", "AuditSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -74,7 +79,7 @@ let package = Package(
         .target(
             name: "AuditSync",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "TransparencyLog",
+                "AuditChain", "AuditWire", "AuditStore", "TransparencyLog", "AuditSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -113,7 +118,7 @@ let package = Package(
         .target(
             name: "AuditServerKit",
             dependencies: [
-                "AuditWire",
+                "AuditSupport",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -125,7 +130,7 @@ let package = Package(
         .target(
             name: "AuditCollector",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog",
+                "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog", "AuditSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -146,7 +151,7 @@ let package = Package(
         .target(
             name: "AuditWitness",
             dependencies: [
-                "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog",
+                "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog", "AuditSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -158,7 +163,7 @@ let package = Package(
         .target(
             name: "AuditAgent",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit", "TransparencyLog",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit", "TransparencyLog", "AuditSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -172,7 +177,7 @@ let package = Package(
             name: "auditd",
             dependencies: [
                 // AuditChain: the package's version (PackageVersion) for `auditd --version`.
-                "AuditChain", "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness",
+                "AuditChain", "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness", "AuditSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -181,7 +186,7 @@ let package = Package(
             name: "auditctl",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "BiometricUnlock", "UnlockSimulation",
-                "TransparencyLog", "AuditClient", "BiometricUnlockClient",
+                "TransparencyLog", "AuditClient", "BiometricUnlockClient", "AuditSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `auditctl prove` and `verify-consistency --collector` fetch from the collector.
@@ -219,6 +224,8 @@ let package = Package(
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditWitness",
                 "BiometricUnlock",
                 "TransparencyLog",
+                // Re-exported: the private-file helpers tests write files with (AuditSupport+Exported.swift).
+                "AuditSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,3 +1,4 @@
+import AuditSupport
 public import AuditStore
 public import AuditSync
 public import AuditServerKit

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import AuditChain
 import AuditSync
-import AuditWire
+import AuditSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -159,22 +159,9 @@ struct CollectorFetcher {
 func bearerToken(token: String?, tokenFile: String?) throws -> String? {
     if token != nil, tokenFile != nil { throw CLIError("give --token or --token-file, not both") }
     guard let tokenFile else { return token }
-    let bytes: [UInt8]
     do {
-        guard let read = try PrivateFile.read(tokenFile, maxBytes: 64 * 1024) else {
-            throw CLIError("cannot open token file \(tokenFile): no such file")
-        }
-        bytes = read
-    } catch PrivateFile.Failure.unsafe(let mode) {
-        throw CLIError("token file \(tokenFile) " + PrivateFile.unsafeAdvice(tokenFile, mode: mode))
-    } catch let error as CLIError {
-        throw error
+        return try TokenFile.read(tokenFile)
     } catch {
-        throw CLIError("cannot read token file \(tokenFile): \(error)")
+        throw CLIError(error.description)
     }
-    let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    guard !text.isEmpty, !text.contains(where: \.isNewline) else {
-        throw CLIError("token file \(tokenFile) must hold one non-empty line")
-    }
-    return text
 }
