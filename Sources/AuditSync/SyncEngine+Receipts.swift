@@ -250,28 +250,25 @@ extension SyncEngine {
 
     /// Why the tree `new` does not extend the last verified tree `old`, or nil when the proof shows it does.
     static func consistency(from old: Checkpoint, to new: Checkpoint, proof: TreeReceipt.Consistency?) -> String? {
-        if new.size < old.size {
+        // Only a proof from the last verified size is one from the old tree.
+        switch TreeExtension.check(from: old.head, to: new.head, proof: proof.flatMap { $0.from == old.size ? $0.proof : nil })
+        {
+        case .extends:
+            return nil
+        case .proofAtEqualSize:
+            // The same tree (same size, same root): a needless proof changes nothing (the collector sends none).
+            return nil
+        case .shrank:
             return "the collector's tree shrank from \(old.size) to \(new.size) leaves: it dropped or rewrote what it "
                 + "had signed"
-        }
-        if new.size == old.size {
-            return new.rootHash == old.rootHash
-                ? nil
-                : "the collector signed two different trees of \(new.size) leaves: it rewrote or forked the log"
-        }
-        guard let proof, proof.from == old.size else {
+        case .forked:
+            return "the collector signed two different trees of \(new.size) leaves: it rewrote or forked the log"
+        case .missingProof:
             return "the receipt carries no consistency proof from the last verified tree of \(old.size) leaves"
-        }
-        do {
-            try MerkleProof.verifyConsistency(
-                first: old.size,
-                second: new.size,
-                firstRoot: old.rootHash,
-                secondRoot: new.rootHash,
-                proof: proof.proof
-            )
-            return nil
-        } catch {
+        case .proofFromEmptyTree:
+            return "the collector's tree of \(new.size) leaves does not extend the tree of \(old.size) it signed "
+                + "before (\(MerkleProof.Failure.emptyFirstTree)): it rewrote or forked the history it showed"
+        case .notProved(let error):
             return "the collector's tree of \(new.size) leaves does not extend the tree of \(old.size) it signed "
                 + "before (\(error)): it rewrote or forked the history it showed"
         }
