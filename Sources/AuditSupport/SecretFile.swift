@@ -40,15 +40,18 @@ public enum SecretFile {
     public static func readIfPresent(_ path: String, what: String, maxBytes: Int) throws(Failure) -> [UInt8]? {
         do {
             return try PrivateFile.read(path, maxBytes: maxBytes)
-        } catch .unsafe(let mode) {
-            throw Failure(.unsafe, "\(what) \(path) " + PrivateFile.unsafeAdvice(path, mode: mode))
-        } catch .notRegular {
-            throw Failure(.notRegular, "\(what) \(path) is not a regular file")
-        } catch .io(let reason) {
-            throw Failure(.unreadable, "cannot read \(what) \(path) (\(reason))")
-        } catch .exists {
-            // Reading never reports an existing file; kept exhaustive.
-            throw Failure(.unreadable, "cannot read \(what) \(path)")
+        } catch {
+            switch error {
+            case .unsafe(let mode):
+                throw Failure(.unsafe, "\(what) \(path) " + PrivateFile.unsafeAdvice(path, mode: mode))
+            case .notRegular:
+                throw Failure(.notRegular, "\(what) \(path) is not a regular file")
+            case .io(let reason):
+                throw Failure(.unreadable, "cannot read \(what) \(path) (\(reason))")
+            case .exists:
+                // Reading never reports an existing file; kept exhaustive.
+                throw Failure(.unreadable, "cannot read \(what) \(path)")
+            }
         }
     }
 

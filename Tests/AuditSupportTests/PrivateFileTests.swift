@@ -13,10 +13,15 @@ import Glibc
         let path = try scratch.write("key", "secret", mode: 0o600)
         #expect(try PrivateFile.read(path) == Array("secret".utf8))
         #expect(try PrivateFile.read(scratch.file("absent")) == nil)
-        for mode: mode_t in [0o640, 0o604, 0o660, 0o700] {
+        for mode: mode_t in [0o640, 0o604, 0o660, 0o601, 0o610] {
             chmod(path, mode)
             #expect(throws: PrivateFile.Failure.unsafe(mode: UInt32(mode))) { try PrivateFile.read(path) }
         }
+        // The owner's own bits are the owner's business.
+        chmod(path, 0o700)
+        #expect(try PrivateFile.read(path) == Array("secret".utf8))
+        chmod(path, 0o400)
+        #expect(try PrivateFile.read(path) == Array("secret".utf8))
     }
 
     @Test("a directory is not a regular file; a file larger than the bound is refused")

@@ -24,10 +24,20 @@ import Glibc
         let scratch = try Scratch()
         let path = scratch.file("collector.key")
         #expect(try SeedFile.load(path: path, what: "collector key file", parse: Self.parse) == nil)
-        let key = try SeedFile.loadOrCreate(path: path, what: "collector key file", generate: Self.generate, parse: Self.parse)
+        let key = try SeedFile.loadOrCreate(
+            path: path,
+            what: "collector key file",
+            generate: Self.generate,
+            parse: Self.parse
+        )
         #expect(Scratch.mode(path) == 0o600)
         #expect(try SeedFile.load(path: path, what: "collector key file", parse: Self.parse) == key)
-        let again = try SeedFile.loadOrCreate(path: path, what: "collector key file", generate: Self.generate, parse: Self.parse)
+        let again = try SeedFile.loadOrCreate(
+            path: path,
+            what: "collector key file",
+            generate: Self.generate,
+            parse: Self.parse
+        )
         #expect(again == key)
     }
 
@@ -38,7 +48,12 @@ import Glibc
         try Data(repeating: 1, count: 32).write(to: URL(fileURLWithPath: shared))
         chmod(shared, 0o644)
         let unsafe = #expect(throws: SecretFile.Failure.self) {
-            try SeedFile.loadOrCreate(path: shared, what: "witness key file", generate: Self.generate, parse: Self.parse)
+            try SeedFile.loadOrCreate(
+                path: shared,
+                what: "witness key file",
+                generate: Self.generate,
+                parse: Self.parse
+            )
         }
         #expect(unsafe?.kind == .unsafe)
         #expect(unsafe?.description.hasPrefix("witness key file \(shared) is accessible by group or others") == true)
@@ -48,7 +63,12 @@ import Glibc
         }
         let nowhere = scratch.file("no/such/dir/key")
         let failure = #expect(throws: SecretFile.Failure.self) {
-            try SeedFile.loadOrCreate(path: nowhere, what: "witness key file", generate: Self.generate, parse: Self.parse)
+            try SeedFile.loadOrCreate(
+                path: nowhere,
+                what: "witness key file",
+                generate: Self.generate,
+                parse: Self.parse
+            )
         }
         #expect(failure?.kind == .unreadable)
         #expect(failure?.description.hasPrefix("cannot create key file \(nowhere): ") == true)

@@ -15,7 +15,11 @@ import TransparencyLog
             for first in UInt64(1)..<second {
                 let proof = try #require(Self.tree.consistencyProof(first: first, second: second))
                 #expect(
-                    TreeExtension.check(from: Self.head(Self.tree, first), to: Self.head(Self.tree, second), proof: proof)
+                    TreeExtension.check(
+                        from: Self.head(Self.tree, first),
+                        to: Self.head(Self.tree, second),
+                        proof: proof
+                    )
                         == .extends
                 )
             }
@@ -31,7 +35,9 @@ import TransparencyLog
         #expect(TreeExtension.check(from: head, to: Self.head(Self.tree, 6), proof: []) == .shrank)
     }
 
-    @Test("equal sizes with other roots are a fork, before any proof is looked at; a proof between equal trees is refused")
+    @Test(
+        "equal sizes with other roots are a fork, before any proof is looked at; a proof between equal trees is refused"
+    )
     func forkAndNeedlessProof() {
         let mine = Self.head(Self.tree, 9)
         let theirs = Self.head(Self.other, 9)
@@ -45,7 +51,10 @@ import TransparencyLog
         let empty = Self.head(Self.tree, 0)
         #expect(TreeExtension.check(from: empty, to: Self.head(Self.tree, 5), proof: nil) == .extends)
         #expect(TreeExtension.check(from: empty, to: Self.head(Self.other, 5), proof: []) == .extends)
-        #expect(TreeExtension.check(from: empty, to: Self.head(Self.tree, 5), proof: [empty.rootHash]) == .proofFromEmptyTree)
+        #expect(
+            TreeExtension.check(from: empty, to: Self.head(Self.tree, 5), proof: [empty.rootHash])
+                == .proofFromEmptyTree
+        )
     }
 
     @Test("a missing, short, forged or hostile proof, or another history, is not proof of extension")
