@@ -40,6 +40,32 @@ let package = Package(
         // AuditSupport: private files (secrets, seeds, 0600 databases), token files, duration flags; Foundation only.
         .target(name: "AuditSupport"),
         .testTarget(name: "AuditSupportTests", dependencies: ["AuditSupport"]),
+        // AuditHTTPClient: the one AsyncHTTPClient set-up (HTTPClients) and the pinned-TLS client (PinnedHTTPClient,
+        // SyncTLS, CertificatePin, TLSDiagnosis) the agent, the collector, auditctl and AuditClient share.
+        .target(
+            name: "AuditHTTPClient",
+            dependencies: [
+                "AuditSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(
+            name: "AuditHTTPClientTests",
+            dependencies: [
+                "AuditHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // End of the shared plumbing.
         .target(
             name: "AuditChain",
@@ -79,14 +105,12 @@ let package = Package(
         .target(
             name: "AuditSync",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "TransparencyLog", "AuditSupport",
+                "AuditChain", "AuditWire", "AuditStore", "TransparencyLog", "AuditHTTPClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .target(
@@ -98,7 +122,7 @@ let package = Package(
         .target(
             name: "AuditClient",
             dependencies: [
-                "AuditChain",
+                "AuditChain", "AuditHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -118,8 +142,10 @@ let package = Package(
         .target(
             name: "AuditServerKit",
             dependencies: [
-                "AuditSupport",
+                // AuditChain: JSONValue, for the JSON answers (JSONAnswer).
+                "AuditSupport", "AuditChain",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -131,6 +157,7 @@ let package = Package(
             name: "AuditCollector",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog", "AuditSupport",
+                "AuditHTTPClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -163,7 +190,9 @@ let package = Package(
         .target(
             name: "AuditAgent",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit", "TransparencyLog", "AuditSupport",
+                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit", "TransparencyLog",
+                "AuditSupport",
+                "AuditHTTPClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -185,7 +214,7 @@ let package = Package(
         .executableTarget(
             name: "auditctl",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "BiometricUnlock", "UnlockSimulation",
+                "AuditChain", "AuditWire", "AuditStore", "AuditHTTPClient", "BiometricUnlock", "UnlockSimulation",
                 "TransparencyLog", "AuditClient", "BiometricUnlockClient", "AuditSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -271,7 +300,15 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "AuditServerKitTests", dependencies: ["AuditServerKit"]),
+        .testTarget(
+            name: "AuditServerKitTests",
+            dependencies: [
+                "AuditServerKit", "AuditChain",
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "AuditWitnessTests",
             dependencies: [

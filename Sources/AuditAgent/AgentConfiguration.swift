@@ -1,5 +1,6 @@
 import AuditSupport
 public import AuditStore
+public import AuditHTTPClient
 public import AuditSync
 public import AuditServerKit
 public import Foundation

@@ -1,5 +1,6 @@
 import AuditSupport
 import AuditServerKit
+import AuditHTTPClient
 import AuditSync
 import Foundation
 import Logging
