@@ -1,7 +1,7 @@
 import AuditSupport
 public import AuditStore
 public import AuditHTTPClient
-public import AuditSync
+import AuditSync
 public import AuditServerKit
 public import Foundation
 public import Logging

@@ -1,5 +1,5 @@
 public import AuditChain
-package import AuditWire
+import AuditWire
 
 /// Where delivery stands: what `auditctl queue status` prints and the agent exports as metrics.
 public struct DeliveryStatus: Sendable, Hashable {
