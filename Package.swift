@@ -82,6 +82,21 @@ let package = Package(
         asyncHTTPClientPackage, swiftNIO, swiftHTTPTypes, swiftNIOExtras, swiftNIOSSL, postgresNIOPackage,
     ],
     targets: [
+        // Shared plumbing (issue 31 part 4): one home for each helper the modules share.
+        // AuditSupport: private files (secrets, seeds, 0600 databases), token files, duration flags; Foundation only.
+        .target(name: "AuditSupport"),
+        .testTarget(name: "AuditSupportTests", dependencies: ["AuditSupport"]),
+        // AuditHTTPClient: the one AsyncHTTPClient set-up (HTTPClients) and the pinned-TLS client (PinnedHTTPClient,
+        // SyncTLS, CertificatePin, TLSDiagnosis) the agent, the collector, auditctl and AuditClient share.
+        .target(
+            name: "AuditHTTPClient",
+            dependencies: ["AuditSupport", crypto, asyncHTTPClient, nioCore, nioPosix, nioHTTP1, nioTLS, nioSSL]
+        ),
+        .testTarget(
+            name: "AuditHTTPClientTests",
+            dependencies: ["AuditHTTPClient", asyncHTTPClient, nioCore, nioPosix, nioEmbedded, nioHTTP1]
+        ),
+        // End of the shared plumbing.
         .target(
             name: "AuditChain",
             dependencies: [crypto]
@@ -110,7 +125,7 @@ let package = Package(
         .target(
             name: "AuditStore",
             dependencies: [
-                "AuditChain", "AuditWire", "DurableSQLite",
+                "AuditChain", "AuditWire", "DurableSQLite", "AuditSupport",
                 crypto,
                 grdb,
                 grdbSQLite,
@@ -120,14 +135,12 @@ let package = Package(
         .target(
             name: "AuditSync",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "TransparencyLog",
+                "AuditChain", "AuditWire", "AuditStore", "TransparencyLog", "AuditHTTPClient",
                 crypto,
                 asyncHTTPClient,
                 nioCore,
                 nioPosix,
                 nioHTTP1,
-                nioTLS,
-                nioSSL,
             ]
         ),
         .target(
@@ -139,7 +152,7 @@ let package = Package(
         .target(
             name: "AuditClient",
             dependencies: [
-                "AuditChain",
+                "AuditChain", "AuditHTTPClient",
                 asyncHTTPClient,
                 nioCore,
                 nioHTTP1,
@@ -159,7 +172,8 @@ let package = Package(
         .target(
             name: "AuditServerKit",
             dependencies: [
-                "AuditWire",
+                // AuditChain: JSONValue, for the JSON answers (JSONAnswer).
+                "AuditSupport", "AuditChain",
                 hummingbirdCore,
                 nioCore,
                 nioHTTPTypes,
@@ -172,7 +186,8 @@ let package = Package(
         .target(
             name: "AuditCollector",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog",
+                "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog", "AuditSupport",
+                "AuditHTTPClient",
                 crypto,
                 grdb,
                 hummingbird,
@@ -193,7 +208,7 @@ let package = Package(
         .target(
             name: "AuditWitness",
             dependencies: [
-                "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog",
+                "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog", "AuditSupport",
                 crypto,
                 grdb,
                 hummingbird,
@@ -206,6 +221,7 @@ let package = Package(
             name: "AuditAgent",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditServerKit", "TransparencyLog",
+                "AuditSupport", "AuditHTTPClient",
                 crypto,
                 hummingbird,
                 nioCore,
@@ -219,7 +235,7 @@ let package = Package(
             name: "auditd",
             dependencies: [
                 // AuditChain: the package's version (PackageVersion) for `auditd --version`.
-                "AuditChain", "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness",
+                "AuditChain", "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness", "AuditSupport",
                 argumentParser,
                 logging,
             ]
@@ -227,8 +243,8 @@ let package = Package(
         .executableTarget(
             name: "auditctl",
             dependencies: [
-                "AuditChain", "AuditWire", "AuditStore", "AuditSync", "BiometricUnlock", "UnlockSimulation",
-                "TransparencyLog", "AuditClient", "BiometricUnlockClient",
+                "AuditChain", "AuditWire", "AuditStore", "AuditHTTPClient", "BiometricUnlock", "UnlockSimulation",
+                "TransparencyLog", "AuditClient", "BiometricUnlockClient", "AuditSupport",
                 crypto,
                 argumentParser,
                 // `auditctl prove` and `verify-consistency --collector` fetch from the collector.
@@ -266,6 +282,8 @@ let package = Package(
                 "AuditChain", "AuditWire", "AuditStore", "AuditSync", "AuditCollector", "AuditWitness",
                 "BiometricUnlock",
                 "TransparencyLog",
+                // Re-exported: the private-file helpers tests write files with (AuditSupport+Exported.swift).
+                "AuditSupport",
                 crypto,
                 serviceLifecycle,
             ],
@@ -316,7 +334,8 @@ let package = Package(
         .testTarget(
             name: "AuditServerKitTests",
             dependencies: [
-                "AuditServerKit",
+                "AuditServerKit", "AuditChain",
+                hummingbirdCore,
                 // ConnectionGuard on an EmbeddedChannel: HTTP parts in and out, virtual time.
                 nioCore,
                 nioEmbedded,

@@ -1,5 +1,7 @@
+import AuditSupport
 public import AuditStore
-public import AuditSync
+public import AuditHTTPClient
+import AuditSync
 public import AuditServerKit
 public import Foundation
 public import Logging

@@ -1,4 +1,6 @@
+import AuditSupport
 import AuditServerKit
+import AuditHTTPClient
 import AuditSync
 import Foundation
 import Logging
@@ -240,10 +242,12 @@ public struct AgentSetting: Sendable {
     }
 
     static func duration(_ text: String, unit: Double, positive: Bool = false) throws -> Duration {
-        guard let value = Double(text), value.isFinite, value >= 0, value * unit < 1e12 else {
+        guard let value = Double(text), value >= 0,
+            let duration = DurationFlag.duration(seconds: value * unit, in: 0..<1e12)
+        else {
             throw ParseFailure("expected a number >= 0")
         }
         guard !positive || value > 0 else { throw ParseFailure("expected a number > 0") }
-        return .milliseconds(Int64((value * unit * 1000).rounded()))
+        return duration
     }
 }

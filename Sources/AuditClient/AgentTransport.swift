@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import AuditChain
+import AuditHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -11,15 +12,7 @@ struct AgentTransport: Sendable {
     /// The process's client, never shut down. A connection that cannot be made fails its request at once (no
     /// retry until the deadline: the client's own buffer and backoff handle an agent that is down); up to 16
     /// connections per agent, for concurrent producers.
-    static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 16
-        configuration.redirectConfiguration = .disallow
-        configuration.decompression = .disabled
-        configuration.timeout.connect = .seconds(5)
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    static let client = HTTPClients.make(connectTimeout: .seconds(5), connectionsPerHost: 16)
 
     /// What a `POST /v1/events` came to. Only ``committed(_:)`` says the events are written and only ``refused(_:)``
     /// says one of them never can be (the two answers the agent's ingest API defines for that, docs/OPERATIONS.md

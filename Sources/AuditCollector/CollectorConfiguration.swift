@@ -1,3 +1,4 @@
+import AuditSupport
 public import AuditChain
 import AuditWire
 public import AuditServerKit

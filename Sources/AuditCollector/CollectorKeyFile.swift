@@ -1,8 +1,8 @@
 public import AuditChain
-import AuditWire
+import AuditSupport
 import Crypto
 
-/// The collector's Ed25519 receipt key: a file holding the 32-byte seed, mode 0600.
+/// The collector's Ed25519 receipt key: a file holding the 32-byte seed, mode 0600 (``SeedFile``).
 ///
 /// Created exclusively (`O_EXCL`) when missing; like ssh, a file that group or others can read is refused.
 public enum CollectorKeyFile: Sendable {
@@ -12,38 +12,37 @@ public enum CollectorKeyFile: Sendable {
     /// Loads the key at `path`, creating a fresh one (mode 0600) if the file does not exist.
     /// - Throws: ``CollectorError`` if the file is readable by group or others, is not a key, or cannot be written.
     public static func loadOrCreate(path: String) throws(CollectorError) -> SigningKey {
-        if let key = try load(path: path) { return key }
-        let key = SigningKey.generate()
         do {
-            try PrivateFile.create(path, bytes: Array(key.privateKey.rawRepresentation))
-        } catch .exists {
-            if let raced = try load(path: path) { return raced }
-            throw CollectorError(.storage, "cannot create key file \(path): it appeared and vanished")
+            return try SeedFile.loadOrCreate(
+                path: path,
+                what: "collector key file",
+                generate: {
+                    let key = SigningKey.generate()
+                    return (key, Array(key.privateKey.rawRepresentation))
+                },
+                parse: { try? SigningKey(rawRepresentation: $0) }
+            )
         } catch {
-            throw CollectorError(.storage, "cannot create key file \(path): \(error)")
+            throw Self.error(error)
         }
-        return key
     }
 
     /// Loads the key at `path`; nil if there is no such file.
     /// - Throws: ``CollectorError`` if the file is readable by group or others or is not a 32-byte seed.
     public static func load(path: String) throws(CollectorError) -> SigningKey? {
-        let data: [UInt8]
         do {
-            guard let bytes = try PrivateFile.read(path, maxBytes: 4096) else { return nil }
-            data = bytes
-        } catch .unsafe(let mode) {
-            throw CollectorError(
-                .unsafeKeyPermissions,
-                "collector key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode)
-            )
+            return try SeedFile.load(path: path, what: "collector key file") { try? SigningKey(rawRepresentation: $0) }
         } catch {
-            throw CollectorError(.storage, "cannot read collector key file \(path): \(error)")
+            throw Self.error(error)
         }
-        do {
-            return try SigningKey(rawRepresentation: data)
-        } catch {
-            throw CollectorError(.invalidKey, "\(path) is not a 32-byte Ed25519 seed (\(data.count) bytes)")
+    }
+
+    /// The collector's error for a refused seed file.
+    private static func error(_ failure: SecretFile.Failure) -> CollectorError {
+        switch failure.kind {
+        case .unsafe: CollectorError(.unsafeKeyPermissions, failure.description)
+        case .invalid: CollectorError(.invalidKey, failure.description)
+        case .missing, .notRegular, .unreadable: CollectorError(.storage, failure.description)
         }
     }
 }

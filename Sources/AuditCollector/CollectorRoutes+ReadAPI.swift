@@ -1,4 +1,5 @@
 import AuditChain
+import AuditServerKit
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -128,7 +129,7 @@ extension CollectorRoutes {
             default: .notFound
             }
         return Self.noStore(
-            Self.json(status, .object(["error": .string(error.message), "reason": .string(error.code.description)]))
+            JSONAnswer.error(status, error.message, ["reason": .string(error.code.description)])
         )
     }
 

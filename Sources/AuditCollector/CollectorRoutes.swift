@@ -1,4 +1,5 @@
 import AuditChain
+import AuditServerKit
 import AuditWire
 import Crypto
 import HTTPTypes
@@ -42,16 +43,11 @@ struct CollectorRoutes: Sendable {
         if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
             return Self.error(.unsupportedMediaType, "Content-Type must be application/json")
         }
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > SyncWire.maxRequestBytes {
-            return Self.error(.contentTooLarge, "the body is \(length) bytes, at most \(SyncWire.maxRequestBytes)")
-        }
         let body: [UInt8]
-        do {
-            body = Array(try await request.body.collect(upTo: SyncWire.maxRequestBytes).readableBytesView)
-        } catch is NIOTooManyBytesError {
-            return Self.error(.contentTooLarge, "the body is larger than \(SyncWire.maxRequestBytes) bytes")
+        do throws(BoundedBody.Refusal) {
+            body = try await BoundedBody.read(request, maxBytes: SyncWire.maxRequestBytes)
         } catch {
-            return Self.error(.badRequest, "cannot read the body")
+            return Self.error(error.status, error.message)
         }
         let json: JSONValue
         do {
@@ -208,14 +204,11 @@ struct CollectorRoutes: Sendable {
     }
 
     static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
-        Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.canonicalBytes + [0x0a]))
-        )
+        JSONAnswer.json(status, value)
     }
 
+    /// The collector's error body, `{"error": "..."}` (docs/PROTOCOL.md section 2).
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        json(status, .object(["error": .string(message)]))
+        JSONAnswer.error(status, message)
     }
 }

@@ -1,4 +1,4 @@
-import AuditWire
+import AuditSupport
 import Foundation
 
 /// Where a PostgreSQL collector database is and how to reach it (docs/COLLECTOR.md section 3): a
@@ -127,16 +127,9 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
     static func readPassword(_ path: String) throws(Failure) -> String {
         let bytes: [UInt8]
         do {
-            guard let read = try PrivateFile.read(path, maxBytes: 4096) else {
-                throw Failure(description: "cannot open the PostgreSQL password file \(path): no such file")
-            }
-            bytes = read
-        } catch let error as Failure {
-            throw error
-        } catch PrivateFile.Failure.unsafe(let mode) {
-            throw Failure(description: "PostgreSQL password file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode))
+            bytes = try SecretFile.read(path, what: "PostgreSQL password file", maxBytes: 4096)
         } catch {
-            throw Failure(description: "cannot read the PostgreSQL password file \(path): \(error)")
+            throw Failure(description: error.description)
         }
         let text = String(decoding: bytes, as: UTF8.self)
         let line = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""

@@ -1,3 +1,4 @@
+import AuditSupport
 import DurableSQLite
 import Foundation
 import GRDB
@@ -17,7 +18,11 @@ public final class SQLiteCollectorDatabase: CollectorDatabase {
     /// - Throws: ``CollectorError`` when SQLite cannot open it, or `prepare`'s error.
     public init(path: String, prepare: @escaping (any SQLSession) throws -> Void) throws(CollectorError) {
         self.path = path
-        try PrivateDatabaseFile.create(path)
+        do {
+            try PrivateFile.createEmpty(path)
+        } catch {
+            throw CollectorError(.storage, "the collector database: \(error)")
+        }
         do {
             // A receipted entry must survive power loss: WAL with synchronous = FULL.
             pool = try DurableDatabase.open(path: path, label: "audit-collector") { db in

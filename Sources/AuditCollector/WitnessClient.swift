@@ -1,7 +1,7 @@
 import AsyncHTTPClient
+import AuditHTTPClient
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import TransparencyLog
 
 /// Calls one witness's `add-checkpoint` (c2sp.org/tlog-witness) with a deadline and a bound on the answer.
@@ -26,14 +26,7 @@ struct WitnessClient: Sendable {
 
     /// One client for the process, never shut down, as delivery's: a refused connection fails at once (the ingest
     /// answer must not wait for a witness that is down), no redirects, no decompression.
-    private static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.redirectConfiguration = .disallow
-        configuration.decompression = .disabled
-        configuration.timeout.connect = .seconds(2)
-        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-    }()
+    private static let client = HTTPClients.make(connectTimeout: .seconds(2))
 
     /// Posts `body` to `<url>/add-checkpoint`.
     func addCheckpoint(_ body: [UInt8]) async -> Reply {

@@ -1,4 +1,4 @@
-import AuditWire
+import AuditSupport
 import Foundation
 public import Logging
 import NIOConcurrencyHelpers
@@ -66,16 +66,9 @@ public final class ServerTLS: Sendable {
         }
         let keyBytes: [UInt8]
         do {
-            guard let read = try PrivateFile.read(keyFile, maxBytes: 1 << 20) else {
-                throw Failure(description: "cannot open TLS key file \(keyFile): no such file")
-            }
-            keyBytes = read
-        } catch let error as Failure {
-            throw error
-        } catch PrivateFile.Failure.unsafe(let mode) {
-            throw Failure(description: "TLS key file \(keyFile) " + PrivateFile.unsafeAdvice(keyFile, mode: mode))
+            keyBytes = try SecretFile.read(keyFile, what: "TLS key file", maxBytes: 1 << 20)
         } catch {
-            throw Failure(description: "cannot read TLS key file \(keyFile): \(error)")
+            throw Failure(description: error.description)
         }
         let key: NIOSSLPrivateKey
         do {

@@ -1,5 +1,5 @@
 public import AuditChain
-package import AuditWire
+import AuditWire
 
 /// Where delivery stands: what `auditctl queue status` prints and the agent exports as metrics.
 public struct DeliveryStatus: Sendable, Hashable {
@@ -33,7 +33,7 @@ public struct DeliveryStatus: Sendable, Hashable {
     /// The wall time (milliseconds) the lag's age was measured at.
     public var measuredAt: Int64
 
-    /// Metadata keys kept beside the log.
+    /// Metadata keys kept beside the log (the collector trust's are ``CollectorTrust/Meta``).
     public enum Meta: Sendable {
         /// Prefix of the per-reason dropped counters.
         public static let droppedPrefix = "delivery.dropped."
@@ -43,17 +43,6 @@ public struct DeliveryStatus: Sendable, Hashable {
         public static let lastSuccess = "delivery.lastSuccess"
         /// Last failure.
         public static let lastError = "delivery.lastError"
-        /// The latest verified receipt, canonical JSON: a version 2 tree receipt (its signed checkpoint is the last
-        /// one the agent verified), or a version 1 receipt kept from before.
-        public static let receipt = "delivery.receipt"
-        /// The collector's Ed25519 public key (64 hex digits), pinned at first contact or configured.
-        public static let collectorKey = "delivery.collectorKey"
-        /// The last receipt that failed verification, canonical JSON, with why: evidence of a lying or forked
-        /// collector.
-        public static let rejectedReceipt = "delivery.rejectedReceipt"
-        /// What `auditctl queue forget-collector` dropped (receipt, refused receipt, pinned key) and when, as
-        /// canonical JSON.
-        public static let forgottenReceipt = "delivery.forgottenReceipt"
         /// The last effective time (clock-jump rule), milliseconds.
         public static let effectiveTime = "delivery.effectiveTime"
     }
@@ -72,7 +61,8 @@ public struct DeliveryStatus: Sendable, Hashable {
             dropped[String(key.dropFirst(Meta.droppedPrefix.count))] = Int(value) ?? 0
         }
         let pending = table.count(.pending)
-        let lag = try ReceiptLag.read(storage)
+        let trust = CollectorTrust(metadata: metadata)
+        let lag = try ReceiptLag.read(storage, trust: trust)
         var health = metadata[Meta.health] ?? "unknown"
         // The stored health is what the agent saw at its last cycle; a copy that lags now (an agent stopped or
         // stuck) makes it no better than degraded.
@@ -94,26 +84,9 @@ public struct DeliveryStatus: Sendable, Hashable {
             lastError: lastError,
             receiptSeq: lag.collectorHead,
             lag: lag,
-            checkpoint: storedTreeReceipt(metadata)?.checkpoint,
+            checkpoint: trust.treeReceipt?.checkpoint,
             measuredAt: now
         )
-    }
-
-    /// The log and head of the verified receipt kept beside the log, if it parses: a version 1 JSON receipt or a
-    /// version 2 tree receipt (docs/PROTOCOL.md section 3).
-    package static func storedReceipt(_ metadata: [String: String]) -> (logId: [UInt8], seq: UInt64)? {
-        guard let text = metadata[Meta.receipt], let json = try? JSONValue(parsing: Array(text.utf8)) else {
-            return nil
-        }
-        if let tree = try? TreeReceipt(json: json) { return (tree.logId, tree.seq) }
-        return (try? CollectorReceipt(json: json)).map { ($0.logId, $0.seq) }
-    }
-
-    /// The verified version 2 receipt kept beside the log, if the kept receipt is one.
-    package static func storedTreeReceipt(_ metadata: [String: String]) -> TreeReceipt? {
-        metadata[Meta.receipt].flatMap { text in
-            (try? JSONValue(parsing: Array(text.utf8))).flatMap { try? TreeReceipt(json: $0) }
-        }
     }
 
     /// The JSON form (`auditctl queue status --json`, the agent's `GET /v1/status`).

@@ -1,5 +1,5 @@
 import Foundation
-import AuditWire
+import AuditSupport
 
 /// The log's idempotency secret beside its other key files (``IdempotencySecret``).
 extension KeyStore {

@@ -4,7 +4,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
-import AuditWire
+import AuditSupport
 #endif
 
 /// The device's key files: Ed25519 signing keys and AES-256 data keys, 32 raw bytes each, mode 0600.
@@ -122,14 +122,9 @@ public struct KeyStore: Sendable {
             let path = folder + "/" + name
             let bytes: [UInt8]?
             do {
-                bytes = try PrivateFile.read(path, maxBytes: 4096)
-            } catch .unsafe(let mode) {
-                throw LogStoreError(
-                    .unsafeKeyPermissions,
-                    "key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode)
-                )
+                bytes = try SecretFile.readIfPresent(path, what: "key file", maxBytes: 4096)
             } catch {
-                throw LogStoreError(.missingKey, "cannot read key file \(path) (\(error))")
+                throw LogStoreError(error.kind == .unsafe ? .unsafeKeyPermissions : .missingKey, error.description)
             }
             if let bytes { return (path, bytes) }
         }

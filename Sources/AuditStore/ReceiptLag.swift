@@ -44,11 +44,11 @@ public struct ReceiptLag: Sendable, Hashable {
         return age(now: now) > policy.degradedLagAge.milliseconds
     }
 
-    /// Reads the lag from the storage: the head, the verified receipt kept beside the log, and the sealing time of
-    /// the first entry after it.
-    public static func read(_ storage: any LogStorage) throws -> ReceiptLag {
+    /// Reads the lag from the storage: the head, the verified receipt kept beside the log (from `trust` when the
+    /// caller has it, else read now), and the sealing time of the first entry after it.
+    public static func read(_ storage: any LogStorage, trust: CollectorTrust? = nil) throws -> ReceiptLag {
         let snapshot = try storage.snapshot()
-        let receipt = DeliveryStatus.storedReceipt(snapshot.metadata)
+        let receipt = (trust ?? CollectorTrust(metadata: snapshot.metadata)).receiptHead
         var lag = ReceiptLag(deviceHead: snapshot.head?.seq, collectorHead: receipt?.seq, since: nil)
         guard lag.entries > 0, let head = lag.deviceHead else { return lag }
         // The first uncovered entry, or the first one the log still holds after it (retention may have pruned it).

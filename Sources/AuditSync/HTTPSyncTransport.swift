@@ -1,4 +1,5 @@
 import AuditChain
+public import AuditHTTPClient
 public import AuditWire
 import AsyncHTTPClient
 public import Crypto
@@ -35,15 +36,7 @@ public final class HTTPSyncTransport: SyncTransport {
     /// One client for the process, never shut down (like `HTTPClient.shared`, with the settings delivery needs):
     /// a refused connection fails the request at once instead of being retried until the deadline (the engine
     /// has its own backoff), no redirects are followed, nothing is decompressed.
-    private static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 2
-        configuration.redirectConfiguration = .disallow
-        configuration.decompression = .disabled
-        configuration.timeout.connect = .milliseconds(HTTPSyncTransport.connectTimeout.milliseconds)
-        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-    }()
+    private static let client = HTTPClients.make(connectTimeout: connectTimeout, connectionsPerHost: 2)
 
     /// Creates a transport.
     /// - Parameters:
@@ -65,18 +58,15 @@ public final class HTTPSyncTransport: SyncTransport {
         self.timeout = timeout
         self.tls = tls
         self.reuseConnections = reuseConnections
-        let https = backend.scheme?.lowercased() == "https"
-        if let tls, !tls.pins.isEmpty, let context = tls.pinnedContext, https, let host = backend.host {
-            var name = host
-            if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-            pinned = PinnedHTTPClient(
-                host: name,
-                port: backend.port ?? 443,
-                context: context,
-                pins: tls.pins,
+        if let tls,
+            let client = PinnedHTTPClient(
+                url: backend,
+                tls: tls,
                 connectTimeout: Self.connectTimeout,
                 reuseConnections: reuseConnections
             )
+        {
+            pinned = client
             unusable = nil
         } else {
             pinned = nil
@@ -114,7 +104,7 @@ public final class HTTPSyncTransport: SyncTransport {
         if let pinned {
             let answer = try await pinned.execute(
                 method,
-                Self.target(of: url),
+                PinnedHTTPClient.target(of: url),
                 headers: HTTPHeaders(headers),
                 body: body,
                 timeout: timeout,
@@ -139,15 +129,6 @@ public final class HTTPSyncTransport: SyncTransport {
             retryAfter: response.headers.first(name: "Retry-After"),
             body: Array(collected.readableBytesView)
         )
-    }
-
-    /// The path and query of `url`, as a request line carries them.
-    package static func target(of url: URL) -> String {
-        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        var target = components?.percentEncodedPath ?? ""
-        if target.isEmpty { target = "/" }
-        if let query = components?.percentEncodedQuery { target += "?" + query }
-        return target
     }
 
     /// The reason for a request that got no HTTP answer; a TLS failure says which (expired, unknown CA, host name,

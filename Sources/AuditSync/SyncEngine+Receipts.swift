@@ -45,8 +45,7 @@ extension SyncEngine {
         case .absent:
             return [:]
         case .verified(let stored, let seq, let pin):
-            var metadata = [DeliveryStatus.Meta.receipt: String(decoding: stored.canonicalBytes, as: UTF8.self)]
-            if let pin { metadata[DeliveryStatus.Meta.collectorKey] = Hex.encode(pin.rawRepresentation) }
+            let metadata = CollectorTrust.verifiedRows(receipt: stored, pin: pin)
             if let pin {
                 emit(
                     "info",
@@ -80,17 +79,17 @@ extension SyncEngine {
             return nil
         case .rejected(let reason):
             // Evidence: the refused receipt (its signed checkpoint and proofs) beside the last verified one.
-            let previous = try log.storage.snapshot().metadata[DeliveryStatus.Meta.receipt]
             let evidence = JSONValue.object([
                 "reason": .string(reason),
                 "receipt": offered,
-                "previous": previous.flatMap { try? JSONValue(parsing: Array($0.utf8)) } ?? .null,
+                "previous": try loadedTrust().trust.receipt ?? .null,
                 "seenAt": .string(AuditTimestamp(millisecondsSinceEpoch: clocks.wallMilliseconds).rfc3339),
             ])
-            let text = String(decoding: evidence.canonicalBytes, as: UTF8.self)
+            let rows = CollectorTrust.rejectedRows(evidence: evidence)
             try await log.deliveryTransaction(scope: .rows([])) { _, sealer in
-                sealer.metadata[DeliveryStatus.Meta.rejectedReceipt] = text
+                sealer.metadata.merge(rows) { _, new in new }
             }
+            try adoptTrust(rows)
             let hold = DeliveryHold.badReceipt(reason)
             pipeline.recordOutage(
                 at: now,
@@ -113,13 +112,9 @@ extension SyncEngine {
     }
 
     /// The collector's key: configured, pinned, or read now to pin it (first contact); nil when it cannot be had.
-    private func collectorKey(_ metadata: [String: String]) async -> (Curve25519.Signing.PublicKey, pin: Bool)? {
+    private func collectorKey(_ trust: CollectorTrust) async -> (Curve25519.Signing.PublicKey, pin: Bool)? {
         if let configured = configuredCollectorKey { return (configured, false) }
-        if let text = metadata[DeliveryStatus.Meta.collectorKey], let raw = Hex.decode(text),
-            let pinned = try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
-        {
-            return (pinned, false)
-        }
+        if let pinned = trust.pinnedKey { return (pinned, false) }
         return await transport.collectorKey().map { ($0, true) }
     }
 
@@ -128,8 +123,8 @@ extension SyncEngine {
     /// and the new tree's consistency with the last verified one. Every leaf hash the agent checks comes from its
     /// own entries; it trusts the collector for nothing it checks.
     func check(_ receipt: TreeReceipt?) async throws -> ReceiptVerdict {
-        let snapshot = try log.storage.snapshot()
-        let previous = DeliveryStatus.storedReceipt(snapshot.metadata)
+        let known = try loadedTrust()
+        let previous = known.trust.receiptHead
         guard let receipt else {
             // No tree at all, after the collector receipted a head: it lost (or hides) the log.
             if let previous {
@@ -140,7 +135,7 @@ extension SyncEngine {
             }
             return .absent
         }
-        guard let (key, pin) = await collectorKey(snapshot.metadata) else {
+        guard let (key, pin) = await collectorKey(known.trust) else {
             return .unverifiable("the collector's receipt key cannot be fetched to pin it (first contact)")
         }
         let info = try log.info()
@@ -204,9 +199,7 @@ extension SyncEngine {
                     + "entry there has hash \(Hex.encode(expected)): the collector holds another history (fork)"
             )
         }
-        if let last = DeliveryStatus.storedTreeReceipt(snapshot.metadata), last.logId == info.logId,
-            let lastCheckpoint = try? Checkpoint(parsing: Self.noteText(last.checkpoint))
-        {
+        if let last = known.trust.treeReceipt, last.logId == info.logId, let lastCheckpoint = known.checkpoint {
             if let refusal = Self.consistency(from: lastCheckpoint, to: checkpoint, proof: receipt.consistency) {
                 return .rejected(refusal)
             }
@@ -250,28 +243,29 @@ extension SyncEngine {
 
     /// Why the tree `new` does not extend the last verified tree `old`, or nil when the proof shows it does.
     static func consistency(from old: Checkpoint, to new: Checkpoint, proof: TreeReceipt.Consistency?) -> String? {
-        if new.size < old.size {
+        // Only a proof from the last verified size is one from the old tree.
+        switch TreeExtension.check(
+            from: old.head,
+            to: new.head,
+            proof: proof.flatMap { $0.from == old.size ? $0.proof : nil }
+        )
+        {
+        case .extends:
+            return nil
+        case .proofAtEqualSize:
+            // The same tree (same size, same root): a needless proof changes nothing (the collector sends none).
+            return nil
+        case .shrank:
             return "the collector's tree shrank from \(old.size) to \(new.size) leaves: it dropped or rewrote what it "
                 + "had signed"
-        }
-        if new.size == old.size {
-            return new.rootHash == old.rootHash
-                ? nil
-                : "the collector signed two different trees of \(new.size) leaves: it rewrote or forked the log"
-        }
-        guard let proof, proof.from == old.size else {
+        case .forked:
+            return "the collector signed two different trees of \(new.size) leaves: it rewrote or forked the log"
+        case .missingProof:
             return "the receipt carries no consistency proof from the last verified tree of \(old.size) leaves"
-        }
-        do {
-            try MerkleProof.verifyConsistency(
-                first: old.size,
-                second: new.size,
-                firstRoot: old.rootHash,
-                secondRoot: new.rootHash,
-                proof: proof.proof
-            )
-            return nil
-        } catch {
+        case .proofFromEmptyTree:
+            return "the collector's tree of \(new.size) leaves does not extend the tree of \(old.size) it signed "
+                + "before (\(MerkleProof.Failure.emptyFirstTree)): it rewrote or forked the history it showed"
+        case .notProved(let error):
             return "the collector's tree of \(new.size) leaves does not extend the tree of \(old.size) it signed "
                 + "before (\(error)): it rewrote or forked the history it showed"
         }
@@ -283,9 +277,33 @@ extension SyncEngine {
         return parsed.text
     }
 
-    /// The tree size of the last verified checkpoint, for the next batch's `treeSize`.
-    static func verifiedTreeSize(_ metadata: [String: String]) -> UInt64? {
-        DeliveryStatus.storedTreeReceipt(metadata).flatMap { try? Checkpoint(parsing: noteText($0.checkpoint)).size }
+    /// The collector trust and the last verified checkpoint, each parsed once: what a cycle checks receipts against.
+    struct CycleTrust: Sendable {
+        /// The trust kept beside the log.
+        var trust: CollectorTrust
+        /// The checkpoint of the last verified receipt (version 2), parsed.
+        var checkpoint: Checkpoint?
+
+        init(_ trust: CollectorTrust) {
+            self.trust = trust
+            checkpoint = trust.treeReceipt.flatMap { try? Checkpoint(parsing: SyncEngine.noteText($0.checkpoint)) }
+        }
+
+        /// The tree size of the last verified checkpoint, for the next batch's `treeSize`.
+        var verifiedTreeSize: UInt64? { checkpoint?.size }
+    }
+
+    /// The cycle's collector trust, read from the log at its first use in the cycle.
+    func loadedTrust() throws -> CycleTrust {
+        if let cycleTrust { return cycleTrust }
+        let loaded = CycleTrust(try CollectorTrust.load(log.storage))
+        cycleTrust = loaded
+        return loaded
+    }
+
+    /// Keeps the cycle's trust up to date with `rows` once they are written.
+    func adoptTrust(_ rows: [String: String]) throws {
+        cycleTrust = CycleTrust(try loadedTrust().trust.applying(rows))
     }
 
     /// The hash of the device's entry at `seq` as its chain links it: the head's hash, the next entry's `prevHash`,

@@ -79,6 +79,9 @@ public actor SyncEngine {
     /// The refused accounted removals already logged (each is logged once, not every cycle).
     private var reportedRefusals: Set<String> = []
     private var lastHealth: DeliveryHealth?
+    /// The collector trust as this cycle knows it: loaded once per cycle (``loadedTrust()``), then kept up to date
+    /// with what the cycle writes; nil between cycles.
+    var cycleTrust: CycleTrust?
     /// Duration of the last answered request.
     public private(set) var lastLatency: Duration?
     /// Entries delivered since start.
@@ -181,6 +184,10 @@ public actor SyncEngine {
         let stalled = pipeline.failures > 0 || !held.isEmpty
         var report = CycleReport()
         followUp = false
+        // The trust lives for one cycle: another process (`auditctl queue forget-collector`) may change it between
+        // cycles, and a check outside a cycle reads it anew.
+        cycleTrust = nil
+        defer { cycleTrust = nil }
 
         // Only the rows the limits need are loaded: the cost of a cycle does not grow with the backlog.
         var prepared = try await log.deliveryTransaction(scope: .limits(now: effective, policy: policy)) {
@@ -272,7 +279,7 @@ public actor SyncEngine {
                 emit("warning", "retention skipped: the log refuses to seal", ["error": error.message])
             }
         }
-        report.lag = try ReceiptLag.read(log.storage)
+        report.lag = try ReceiptLag.read(log.storage, trust: try loadedTrust().trust)
         report.health = pipeline.health(
             pending: report.pending,
             lagging: report.lag.isLagging(now: clocks.wallMilliseconds, policy: policy),
@@ -320,7 +327,7 @@ public actor SyncEngine {
             batchId: SyncWire.batchKey(logId: context.logId, entries: entries.map(\.bytes)),
             entries: entries.map { SyncEntry(seq: $0.seq, bytes: $0.bytes) },
             checkpoint: context.checkpoint,
-            treeSize: Self.verifiedTreeSize(try log.storage.snapshot().metadata)
+            treeSize: try loadedTrust().verifiedTreeSize
         )
         let started = clocks.elapsed
         let outcome = await transport.send(batch)
@@ -345,6 +352,7 @@ public actor SyncEngine {
                 metadata: receiptMetadata,
                 report: &report
             )
+            if !receiptMetadata.isEmpty { try adoptTrust(receiptMetadata) }
             if replayed.isEmpty {
                 replayDue = true
                 // No count query per answer (a pass over the table): the cycle's load counted the DLQ already.

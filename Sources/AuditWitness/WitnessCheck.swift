@@ -53,40 +53,35 @@ public enum WitnessCheck: Sendable {
             }
             return .cosign(new)
         }
-        if old == checkpoint.size {
-            guard stored.rootHash == checkpoint.rootHash else {
-                return .refuse(
-                    status: 409,
-                    reason: "a different root hash for the tree of \(old) leaves it cosigned: the log forked"
-                )
-            }
-            guard request.proof.isEmpty else {
-                return .refuse(status: 422, reason: "a proof between two trees of the same size must be empty")
-            }
+        // Steps 4 and 5: the one extension rule (TreeExtension), with the spec's statuses.
+        switch TreeExtension.check(
+            from: TreeExtension.Head(size: stored.size, rootHash: stored.rootHash),
+            to: checkpoint.head,
+            proof: request.proof
+        ) {
+        case .extends:
             return .cosign(new)
-        }
-        if old == 0 {
-            // The stored checkpoint was of the empty tree: nothing to prove from it.
-            guard request.proof.isEmpty else {
-                return .refuse(status: 400, reason: "a request with old size 0 must carry an empty proof")
-            }
-            return .cosign(new)
-        }
-        do {
-            try MerkleProof.verifyConsistency(
-                first: old,
-                second: checkpoint.size,
-                firstRoot: stored.rootHash,
-                secondRoot: checkpoint.rootHash,
-                proof: request.proof
+        case .forked:
+            return .refuse(
+                status: 409,
+                reason: "a different root hash for the tree of \(old) leaves it cosigned: the log forked"
             )
-        } catch {
+        case .proofAtEqualSize:
+            return .refuse(status: 422, reason: "a proof between two trees of the same size must be empty")
+        case .proofFromEmptyTree:
+            // The stored checkpoint was of the empty tree: nothing to prove from it.
+            return .refuse(status: 400, reason: "a request with old size 0 must carry an empty proof")
+        case .shrank:
+            // Step 1 refused it already (the stored size is the old size).
+            return .refuse(status: 400, reason: "old size \(old) is beyond the checkpoint's size \(checkpoint.size)")
+        case .missingProof:
+            return .refuse(status: 422, reason: "the request carries no consistency proof")
+        case .notProved(let error):
             return .refuse(
                 status: 422,
                 reason: "the tree of \(checkpoint.size) leaves is not proved consistent with the tree of \(old) it "
                     + "cosigned (\(error))"
             )
         }
-        return .cosign(new)
     }
 }

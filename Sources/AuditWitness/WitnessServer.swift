@@ -39,16 +39,15 @@ public struct WitnessServer: Sendable {
         let router = Router(context: BasicRequestContext.self)
         let witness = witness
         router.post("/add-checkpoint") { request, _ in
-            if let length = request.headers[.contentLength].flatMap(Int.init), length > Self.maxBodyBytes {
-                return Self.response(Witness.text(413, "the body is larger than \(Self.maxBodyBytes) bytes"))
-            }
             let body: [UInt8]
-            do {
-                body = Array(try await request.body.collect(upTo: Self.maxBodyBytes).readableBytesView)
-            } catch is NIOTooManyBytesError {
-                return Self.response(Witness.text(413, "the body is larger than \(Self.maxBodyBytes) bytes"))
+            do throws(BoundedBody.Refusal) {
+                body = try await BoundedBody.read(request, maxBytes: Self.maxBodyBytes)
             } catch {
-                return Self.response(Witness.text(400, "cannot read the body"))
+                guard case .tooLarge = error else {
+                    return Self.response(Witness.text(Int(error.status.code), error.message))
+                }
+                // The witness's plain-text answers say the same whether the length was declared or counted.
+                return Self.response(Witness.text(413, "the body is larger than \(Self.maxBodyBytes) bytes"))
             }
             return Self.response(await witness.addCheckpoint(body))
         }

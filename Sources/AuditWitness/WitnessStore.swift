@@ -1,3 +1,4 @@
+import AuditSupport
 import DurableSQLite
 import Foundation
 import GRDB
@@ -14,7 +15,7 @@ public final class WitnessStore: Sendable {
     public init(path: String) throws(WitnessError) {
         self.path = path
         do {
-            try DurableDatabase.createPrivateFile(path)
+            try PrivateFile.createEmpty(path)
             pool = try DurableDatabase.open(path: path, label: "audit-witness") { db in
                 try db.execute(
                     sql: """

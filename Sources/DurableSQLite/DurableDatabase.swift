@@ -1,12 +1,6 @@
 import Foundation
 public import GRDB
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// SQLite through GRDB as the log and the collector need it: WAL (a `DatabasePool`), a busy timeout so several
 /// processes take turns, and `synchronous = FULL`, which GRDB resets to NORMAL when it enables WAL
 /// (../shared/MEASURED.md): without it an acknowledged commit could be lost on power loss.
@@ -73,28 +67,6 @@ public enum DurableDatabase: Sendable {
                 Thread.sleep(forTimeInterval: pause)
                 pause = min(pause * 2, 0.1)
             }
-        }
-    }
-}
-
-extension DurableDatabase {
-    /// Creates `path` empty with mode 0600 unless it exists (an existing file is left as it is), before SQLite opens
-    /// it: SQLite would create a missing database with mode 0644 and give its `-wal` and `-shm` files that mode.
-    /// - Throws: ``Failure`` if the file cannot be created.
-    public static func createPrivateFile(_ path: String) throws(Failure) {
-        // `open` alone would name ``open(path:label:migrate:)``.
-        #if canImport(Glibc)
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        #else
-        let fd = Darwin.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        #endif
-        guard fd >= 0 else {
-            if errno == EEXIST { return }
-            throw Failure(message: "cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        guard fchmod(fd, 0o600) == 0 else {
-            throw Failure(message: "cannot set the mode of \(path): \(String(cString: strerror(errno)))")
         }
     }
 }

@@ -1,13 +1,14 @@
 import AsyncHTTPClient
 import AuditChain
-import AuditSync
-import AuditWire
+import AuditHTTPClient
+import AuditSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// GET requests to a collector, for `prove` and `verify-consistency --collector`: AsyncHTTPClient, as the agent's
-/// transport (``AuditSync/HTTPSyncTransport``) uses it, or with certificate pins ``AuditSync/PinnedHTTPClient``. No
+/// GET requests to a collector, for `prove` and `verify-consistency --collector`: AsyncHTTPClient, set up as the
+/// agent's transport sets it up (``AuditHTTPClient/HTTPClients``), or with certificate pins
+/// ``AuditHTTPClient/PinnedHTTPClient``. No
 /// redirect is followed and nothing is decompressed; every answer is read up to a bound the caller gives, and a
 /// larger one is refused.
 struct CollectorFetcher {
@@ -52,27 +53,19 @@ struct CollectorFetcher {
     ///   - maxBytes: the largest body read.
     /// - Throws: ``CLIError`` when no answer came (connection refused, timeout) or the body is larger than `maxBytes`.
     func get(_ path: String, maxBytes: Int) async throws -> Answer {
-        guard let url = URL(string: base + path), let host = url.host else {
+        guard let url = URL(string: base + path), url.host != nil else {
             throw CLIError("GET \(base + path): not a URL")
         }
         let https = url.scheme?.lowercased() == "https"
-        if let tls, https, let context = tls.pinnedContext {
-            var name = host
-            if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-            let client = PinnedHTTPClient(
-                host: name,
-                port: url.port ?? 443,
-                context: context,
-                pins: tls.pins,
-                connectTimeout: .seconds(10),
-                reuseConnections: false
-            )
+        if let tls,
+            let client = PinnedHTTPClient(url: url, tls: tls, connectTimeout: .seconds(10), reuseConnections: false)
+        {
             var headers = HTTPHeaders()
             if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
             do {
                 let answer = try await client.execute(
                     .GET,
-                    HTTPSyncTransport.target(of: url),
+                    PinnedHTTPClient.target(of: url),
                     headers: headers,
                     timeout: .nanoseconds(timeout.nanoseconds),
                     maxResponseBytes: maxBytes
@@ -84,31 +77,23 @@ struct CollectorFetcher {
                 throw CLIError("GET \(base + path): no answer from the collector (\(await describe(error, url)))")
             }
         }
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        configuration.decompression = .disabled
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout.connect = .seconds(10)
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         var request = HTTPClientRequest(url: base + path)
         request.method = .GET
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let tls, https { request.tlsConfiguration = tls.configuration }
-        let result: Result<Answer, any Error>
         do {
-            let response = try await client.execute(request, timeout: timeout)
+            let response = try await Self.client.execute(request, timeout: timeout)
             let body = try await response.body.collect(upTo: maxBytes)
-            result = .success(Answer(status: Int(response.status.code), body: Array(body.readableBytesView)))
+            return Answer(status: Int(response.status.code), body: Array(body.readableBytesView))
         } catch is NIOTooManyBytesError {
-            result = .failure(CLIError("the collector's answer to GET \(path) is larger than \(maxBytes) bytes"))
+            throw CLIError("the collector's answer to GET \(path) is larger than \(maxBytes) bytes")
         } catch {
-            result = .failure(
-                CLIError("GET \(base + path): no answer from the collector (\(await describe(error, url)))")
-            )
+            throw CLIError("GET \(base + path): no answer from the collector (\(await describe(error, url)))")
         }
-        try? await client.shutdown()
-        return try result.get()
     }
+
+    /// The command's client, never shut down (the process ends with the command).
+    private static let client = HTTPClients.make(connectTimeout: .seconds(10))
 
     /// Why a request to `url` got no answer, shortly; a TLS failure says which, as the agent says it (expired,
     /// unknown CA, wrong host name, pin mismatch).
@@ -159,22 +144,9 @@ struct CollectorFetcher {
 func bearerToken(token: String?, tokenFile: String?) throws -> String? {
     if token != nil, tokenFile != nil { throw CLIError("give --token or --token-file, not both") }
     guard let tokenFile else { return token }
-    let bytes: [UInt8]
     do {
-        guard let read = try PrivateFile.read(tokenFile, maxBytes: 64 * 1024) else {
-            throw CLIError("cannot open token file \(tokenFile): no such file")
-        }
-        bytes = read
-    } catch PrivateFile.Failure.unsafe(let mode) {
-        throw CLIError("token file \(tokenFile) " + PrivateFile.unsafeAdvice(tokenFile, mode: mode))
-    } catch let error as CLIError {
-        throw error
+        return try TokenFile.read(tokenFile)
     } catch {
-        throw CLIError("cannot read token file \(tokenFile): \(error)")
+        throw CLIError(error.description)
     }
-    let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    guard !text.isEmpty, !text.contains(where: \.isNewline) else {
-        throw CLIError("token file \(tokenFile) must hold one non-empty line")
-    }
-    return text
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import AuditSync
+import AuditHTTPClient
 
 /// The TLS options of the commands that ask a collector (`prove`, `verify-consistency --collector`), as the agent
 /// has them: whom an `https://` collector's certificate must chain to, the pins its key must match, and the client

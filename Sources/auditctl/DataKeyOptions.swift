@@ -1,7 +1,7 @@
 import ArgumentParser
 import AuditChain
 import AuditStore
-import AuditWire
+import AuditSupport
 import Foundation
 
 /// `--data-key FILE` (repeatable): data keys given as files, for reading events away from the device (`log`,
@@ -15,15 +15,12 @@ struct DataKeyOptions: ParsableArguments {
     func load(merging store: KeyStore?) throws -> [KeyID: DataKey] {
         var keys: [KeyID: DataKey] = [:]
         for path in files {
-            let bytes: [UInt8]?
+            let bytes: [UInt8]
             do {
-                bytes = try PrivateFile.read(path, maxBytes: 4096)
-            } catch .unsafe(let mode) {
-                throw CLIError("data key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode))
+                bytes = try SecretFile.read(path, what: "data key file", maxBytes: 4096)
             } catch {
-                throw CLIError("cannot read data key file \(path) (\(error))")
+                throw CLIError(error.description)
             }
-            guard let bytes else { throw CLIError("no data key file \(path)") }
             guard let key = try? DataKey(rawRepresentation: bytes) else {
                 throw CLIError("\(path) is not a data key (32 bytes, as the keys directory holds them)")
             }

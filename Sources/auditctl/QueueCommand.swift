@@ -72,23 +72,9 @@ struct QueueForgetCollectorCommand: AsyncParsableCommand {
             )
         }
         let log = try global.openLog()
-        let metadata = try log.storage.snapshot().metadata
-        let kept = JSONValue.object([
-            "forgottenAt": .string(AuditTimestamp.now().rfc3339),
-            "receipt": metadata[DeliveryStatus.Meta.receipt].flatMap { try? JSONValue(parsing: Array($0.utf8)) }
-                ?? .null,
-            "rejectedReceipt": metadata[DeliveryStatus.Meta.rejectedReceipt].flatMap {
-                try? JSONValue(parsing: Array($0.utf8))
-            } ?? .null,
-            "collectorKey": metadata[DeliveryStatus.Meta.collectorKey].map { .string($0) } ?? .null,
-        ])
-        let text = String(decoding: kept.canonicalBytes, as: UTF8.self)
+        let rows = try CollectorTrust.load(log.storage).forgetRows(at: AuditTimestamp.now())
         try await log.deliveryTransaction(scope: .rows([])) { _, sealer in
-            sealer.metadata[DeliveryStatus.Meta.forgottenReceipt] = text
-            // Empty values read as absent: no receipt, no pinned key, nothing refused.
-            sealer.metadata[DeliveryStatus.Meta.receipt] = ""
-            sealer.metadata[DeliveryStatus.Meta.collectorKey] = ""
-            sealer.metadata[DeliveryStatus.Meta.rejectedReceipt] = ""
+            sealer.metadata.merge(rows) { _, new in new }
         }
         print("forgot the collector's key and last verified checkpoint; kept as delivery.forgottenReceipt")
     }

@@ -58,16 +58,14 @@ struct VerifyConsistencyCommand: AsyncParsableCommand {
                 // Equal sizes need no proof (only equal roots), and nothing is proved against the empty tree.
                 hashes = try await fetch(from: fetcher, first: first, second: second)
             }
-            do {
-                try MerkleProof.verifyConsistency(
-                    first: first.size,
-                    second: second.size,
-                    firstRoot: first.rootHash,
-                    secondRoot: second.rootHash,
-                    proof: hashes
-                )
-            } catch {
-                throw ProofRefusal("consistency", Self.explain(error, first: first, second: second))
+            // The command vouches only for what a proof shows: an OLD of the empty tree is refused, though every tree
+            // extends it.
+            guard first.size > 0 else {
+                throw ProofRefusal("consistency", "OLD is the empty tree: there is nothing to prove against it")
+            }
+            let verdict = TreeExtension.check(from: first.head, to: second.head, proof: hashes)
+            guard verdict == .extends else {
+                throw ProofRefusal("consistency", Self.explain(verdict, first: first, second: second))
             }
             report(first, second)
         } catch let refusal as ProofRefusal {
@@ -100,11 +98,9 @@ struct VerifyConsistencyCommand: AsyncParsableCommand {
                     + "NEW of \"\(CollectorFetcher.printable(second.origin))\""
             )
         }
-        guard first.size <= second.size else {
-            throw ProofRefusal(
-                "consistency",
-                "the log was rolled back: NEW has \(second.size) leaves, fewer than OLD's \(first.size)"
-            )
+        // Before any proof is read or fetched: a smaller NEW needs none to be refused.
+        guard TreeExtension.check(from: first.head, to: second.head, proof: nil) != .shrank else {
+            throw ProofRefusal("consistency", explain(.shrank, first: first, second: second))
         }
         return (first, second)
     }
@@ -155,15 +151,22 @@ struct VerifyConsistencyCommand: AsyncParsableCommand {
     }
 
     /// What a failed consistency check means, in one line.
-    static func explain(_ failure: MerkleProof.Failure, first: Checkpoint, second: Checkpoint) -> String {
-        switch failure {
-        case .differentRootsAtEqualSize:
+    static func explain(_ verdict: TreeExtension.Verdict, first: Checkpoint, second: Checkpoint) -> String {
+        switch verdict {
+        case .extends: "NEW extends OLD"
+        case .shrank: "the log was rolled back: NEW has \(second.size) leaves, fewer than OLD's \(first.size)"
+        case .forked:
             "OLD and NEW have the same size \(first.size) and different roots: the collector signed two different logs"
-        case .emptyFirstTree: "OLD is the empty tree: there is nothing to prove against it"
-        case .rootMismatch:
+        case .proofFromEmptyTree: "OLD is the empty tree: there is nothing to prove against it"
+        case .missingProof: "no consistency proof from size \(first.size) to \(second.size) was given"
+        case .notProved(.rootMismatch):
             "the consistency proof does not lead from OLD's root (size \(first.size)) to NEW's (size \(second.size)): "
                 + "NEW does not extend OLD, or the proof is not the log's"
-        default: "the consistency proof from size \(first.size) to \(second.size) does not hold: \(failure)"
+        case .proofAtEqualSize:
+            "the consistency proof from size \(first.size) to \(second.size) does not hold: "
+                + "\(MerkleProof.Failure.proofLength)"
+        case .notProved(let failure):
+            "the consistency proof from size \(first.size) to \(second.size) does not hold: \(failure)"
         }
     }
 

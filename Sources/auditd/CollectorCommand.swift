@@ -1,3 +1,4 @@
+import AuditSupport
 import ArgumentParser
 import AuditCollector
 import AuditServerKit
@@ -203,10 +204,15 @@ struct CollectorCommand: AsyncParsableCommand {
             settings.operations = try operations()
             for text in witness { settings.witnesses.append(try WitnessEndpoint(parsing: text)) }
             if let witnessTimeoutSeconds {
-                guard witnessTimeoutSeconds.isFinite, witnessTimeoutSeconds > 0, witnessTimeoutSeconds < 3600 else {
+                guard
+                    let timeout = DurationFlag.duration(
+                        seconds: witnessTimeoutSeconds,
+                        in: DurationFlag.positive(below: 3600)
+                    )
+                else {
                     throw CollectorError(.invalidConfiguration, "--witness-timeout-seconds must be between 0 and 3600")
                 }
-                settings.witnessTimeout = .milliseconds(Int64((witnessTimeoutSeconds * 1000).rounded()))
+                settings.witnessTimeout = timeout
             }
             server = try await CollectorServer(configuration: settings, logger: logger)
         } catch {
@@ -295,13 +301,13 @@ struct CollectorCommand: AsyncParsableCommand {
             -> Duration?
         {
             guard let seconds else { return nil }
-            guard seconds.isFinite, range.contains(seconds) else {
+            guard let duration = DurationFlag.duration(seconds: seconds, in: range) else {
                 throw CollectorError(
                     .invalidConfiguration,
                     "\(name) must be between \(range.lowerBound) and \(range.upperBound) seconds"
                 )
             }
-            return .milliseconds(Int64((seconds * 1000).rounded()))
+            return duration
         }
         if let timeout = try duration("--drain-timeout-seconds", drainTimeoutSeconds, 0.001...3600) {
             operations.drainTimeout = timeout
@@ -318,21 +324,17 @@ struct CollectorCommand: AsyncParsableCommand {
     /// The listener's limits: the defaults, overridden by the flags given.
     func limits() throws(CollectorError) -> ServerLimits {
         var limits = ServerLimits()
-        for (name, value) in [
-            ("--header-timeout-seconds", headerTimeoutSeconds), ("--body-timeout-seconds", bodyTimeoutSeconds),
-            ("--idle-timeout-seconds", idleTimeoutSeconds),
+        for (name, value, timeout) in [
+            ("--header-timeout-seconds", headerTimeoutSeconds, \ServerLimits.headerTimeout),
+            ("--body-timeout-seconds", bodyTimeoutSeconds, \ServerLimits.bodyTimeout),
+            ("--idle-timeout-seconds", idleTimeoutSeconds, \ServerLimits.idleTimeout),
         ] {
             guard let value else { continue }
-            guard value.isFinite, value > 0, value < 1e9 else {
+            guard let duration = DurationFlag.duration(seconds: value, in: DurationFlag.positive(below: 1e9)) else {
                 throw CollectorError(.invalidConfiguration, "\(name) must be a positive number of seconds")
             }
+            limits[keyPath: timeout] = duration
         }
-        func duration(_ seconds: Double?, _ fallback: Duration) -> Duration {
-            seconds.map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? fallback
-        }
-        limits.headerTimeout = duration(headerTimeoutSeconds, limits.headerTimeout)
-        limits.bodyTimeout = duration(bodyTimeoutSeconds, limits.bodyTimeout)
-        limits.idleTimeout = duration(idleTimeoutSeconds, limits.idleTimeout)
         if let maxConnections { limits.maxConnections = maxConnections }
         if let maxConnectionsPerPeer {
             limits.maxConnectionsPerPeer = maxConnectionsPerPeer == 0 ? nil : maxConnectionsPerPeer

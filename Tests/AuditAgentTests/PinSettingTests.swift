@@ -1,4 +1,5 @@
 import AuditAgent
+import AuditHTTPClient
 import AuditSync
 import Foundation
 import Testing

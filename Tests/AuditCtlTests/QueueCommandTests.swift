@@ -54,22 +54,22 @@ struct QueueCommandTests {
         let log = try CLIHarness.openLog(state)
         let receipt = #"{"v":2,"seq":1}"#
         try await log.deliveryTransaction(scope: .rows([])) { _, sealer in
-            sealer.metadata[DeliveryStatus.Meta.receipt] = receipt
-            sealer.metadata[DeliveryStatus.Meta.collectorKey] = String(repeating: "ab", count: 32)
-            sealer.metadata[DeliveryStatus.Meta.rejectedReceipt] = #"{"reason":"shrank"}"#
+            sealer.metadata[CollectorTrust.Meta.receipt] = receipt
+            sealer.metadata[CollectorTrust.Meta.collectorKey] = String(repeating: "ab", count: 32)
+            sealer.metadata[CollectorTrust.Meta.rejectedReceipt] = #"{"reason":"shrank"}"#
         }
         let refused = try await CLIHarness.auditctl(state, ["queue", "forget-collector"])
         #expect(refused.status != 0 && refused.stderr.contains("--confirm"))
-        #expect(try CLIHarness.openLog(state).storage.snapshot().metadata[DeliveryStatus.Meta.receipt] == receipt)
+        #expect(try CLIHarness.openLog(state).storage.snapshot().metadata[CollectorTrust.Meta.receipt] == receipt)
 
         let forgot = try await CLIHarness.auditctl(state, ["queue", "forget-collector", "--confirm"])
         #expect(forgot.status == 0, "\(forgot.stderr)")
         let metadata = try CLIHarness.openLog(state).storage.snapshot().metadata
-        #expect(metadata[DeliveryStatus.Meta.receipt] == "")
-        #expect(metadata[DeliveryStatus.Meta.collectorKey] == "")
-        #expect(metadata[DeliveryStatus.Meta.rejectedReceipt] == "")
+        #expect(metadata[CollectorTrust.Meta.receipt] == "")
+        #expect(metadata[CollectorTrust.Meta.collectorKey] == "")
+        #expect(metadata[CollectorTrust.Meta.rejectedReceipt] == "")
         let kept = try #require(
-            try metadata[DeliveryStatus.Meta.forgottenReceipt].map { try JSONValue(parsing: Array($0.utf8)) }?
+            try metadata[CollectorTrust.Meta.forgottenReceipt].map { try JSONValue(parsing: Array($0.utf8)) }?
                 .objectValue
         )
         #expect(kept["receipt"] == .object(["v": .integer(2), "seq": .integer(1)]))

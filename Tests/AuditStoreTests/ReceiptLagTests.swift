@@ -115,7 +115,7 @@ struct ReceiptLagTests {
         )
         try await keepMetadata(
             log,
-            [DeliveryStatus.Meta.receipt: String(decoding: receipt.json.canonicalBytes, as: UTF8.self)]
+            [CollectorTrust.Meta.receipt: String(decoding: receipt.json.canonicalBytes, as: UTF8.self)]
         )
     }
 
@@ -149,7 +149,7 @@ struct ReceiptLagTests {
         let directory = try TemporaryDirectory()
         let log = try await Self.log(directory, clock: SealingClock(5_000))
         _ = try await log.append([LogFixture.event(1)])
-        try await Self.keepMetadata(log, [DeliveryStatus.Meta.receipt: #"{"v":1,"seq":1}"#])
+        try await Self.keepMetadata(log, [CollectorTrust.Meta.receipt: #"{"v":1,"seq":1}"#])
         #expect(try ReceiptLag.read(log.storage) == ReceiptLag(deviceHead: 1, collectorHead: nil, since: 5_000))
     }
 

@@ -2,6 +2,7 @@ import AuditChain
 import AuditCollector
 import AuditServerKit
 import AuditStore
+import AuditHTTPClient
 import AuditSync
 import AuditWire
 import Foundation

@@ -221,7 +221,7 @@ struct DeliveryTrustTests {
             }
             let status = try rig.status
             #expect(status.pending == 6 && status.dlq == 0 && status.receiptSeq == nil && status.health == "failing")
-            let evidence = try rig.log.storage.snapshot().metadata[DeliveryStatus.Meta.rejectedReceipt]
+            let evidence = try rig.log.storage.snapshot().metadata[CollectorTrust.Meta.rejectedReceipt]
             #expect(evidence?.contains("does not verify with the collector key") == true)
         }
     }

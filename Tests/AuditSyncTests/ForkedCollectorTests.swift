@@ -25,7 +25,9 @@ struct ForkedCollectorTests {
             try await fixture.append(3)
             let first = try await fixture.engine.cycle()
             #expect(first.delivered == 4 && first.health == .healthy)
-            let verified = try #require(DeliveryStatus.storedTreeReceipt(try fixture.log.storage.snapshot().metadata))
+            let verified = try #require(
+                CollectorTrust(metadata: try fixture.log.storage.snapshot().metadata).treeReceipt
+            )
             #expect(verified.leafIndex == 3)
 
             let queue = try DatabaseQueue(path: fixture.database)
@@ -41,7 +43,7 @@ struct ForkedCollectorTests {
             #expect(status.health == "failing" && status.receiptSeq == 3 && status.pending == 2)
             let metadata = try fixture.log.storage.snapshot().metadata
             let evidence = try #require(
-                try metadata[DeliveryStatus.Meta.rejectedReceipt].map { try JSONValue(parsing: Array($0.utf8)) }?
+                try metadata[CollectorTrust.Meta.rejectedReceipt].map { try JSONValue(parsing: Array($0.utf8)) }?
                     .objectValue
             )
             // The evidence: the refused checkpoint with its proofs beside the last verified one, both signed.

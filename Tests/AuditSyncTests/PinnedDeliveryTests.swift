@@ -208,7 +208,7 @@ struct PinnedDeliveryTests {
         #expect(report.health == .failing && report.delivered == 0)
         let status = try fixture.status
         #expect(status.pending == 1 && status.receiptSeq == 2)
-        let evidence = try fixture.log.storage.snapshot().metadata[DeliveryStatus.Meta.rejectedReceipt]
+        let evidence = try fixture.log.storage.snapshot().metadata[CollectorTrust.Meta.rejectedReceipt]
         #expect(evidence?.contains("no receipt") == true)
     }
 

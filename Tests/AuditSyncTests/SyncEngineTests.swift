@@ -76,7 +76,7 @@ struct SyncEngineTests {
         try await fixture.engine.cycle()
         #expect(try fixture.status.receiptSeq == 2)
         #expect(try fixture.status.health == "healthy")
-        let pinned = try fixture.log.storage.snapshot().metadata[DeliveryStatus.Meta.collectorKey]
+        let pinned = try fixture.log.storage.snapshot().metadata[CollectorTrust.Meta.collectorKey]
         #expect(pinned == Hex.encode(key.publicKey.rawRepresentation))
         #expect(fixture.transport.batches.last?.treeSize == nil)
         // Each lie: the answer is ignored (nothing leaves the queue), health is failing, the refused receipt is kept
@@ -150,7 +150,7 @@ struct SyncEngineTests {
             let status = try fixture.status
             #expect(status.receiptSeq == expectedHead && status.pending == 1 && status.health == "failing", "\(lie)")
             let evidence = try #require(
-                try fixture.log.storage.snapshot().metadata[DeliveryStatus.Meta.rejectedReceipt]
+                try fixture.log.storage.snapshot().metadata[CollectorTrust.Meta.rejectedReceipt]
                     .flatMap { try JSONValue(parsing: Array($0.utf8)).objectValue }
             )
             #expect(evidence["reason"]?.stringValue?.contains(words) == true, "\(lie): \(evidence["reason"] ?? .null)")

@@ -1,6 +1,7 @@
 import AuditChain
 import AuditCollector
 import AuditStore
+import AuditHTTPClient
 import AuditSync
 import AuditWire
 import Foundation

@@ -16,7 +16,7 @@ import TransparencyLog
 struct WitnessedDeliveryTests {
     /// The witness's key on the checkpoint the agent keeps.
     static func keptCosignatures(_ fixture: SyncFixture) throws -> [UInt64] {
-        let kept = try #require(DeliveryStatus.storedTreeReceipt(try fixture.log.storage.snapshot().metadata))
+        let kept = try #require(CollectorTrust(metadata: try fixture.log.storage.snapshot().metadata).treeReceipt)
         let note = try SignedNote(parsing: Array(kept.checkpoint.utf8))
         let key = try CosignatureVerifierKey(parsing: try #require(fixture.witnessVKey))
         return try key.verify(note)
@@ -51,8 +51,8 @@ struct WitnessedDeliveryTests {
             #expect(await fixture.pause > .zero)
             // Nothing was refused as a lie: no evidence kept, the last verified receipt unchanged.
             let metadata = try fixture.log.storage.snapshot().metadata
-            #expect(metadata[DeliveryStatus.Meta.rejectedReceipt] == nil)
-            #expect(DeliveryStatus.storedTreeReceipt(metadata)?.leafIndex == 2)
+            #expect(metadata[CollectorTrust.Meta.rejectedReceipt] == nil)
+            #expect(CollectorTrust(metadata: metadata).treeReceipt?.leafIndex == 2)
             try await witness.start()
             for _ in 0..<10 where try !fixture.table.items.isEmpty {
                 fixture.clocks.advance(max(await fixture.pause, .zero) + .milliseconds(1))
@@ -128,7 +128,7 @@ struct WitnessedDeliveryTests {
             #expect(report.delivered == 0 && report.health == .failing)
             let metadata = try fixture.log.storage.snapshot().metadata
             let evidence = try #require(
-                try metadata[DeliveryStatus.Meta.rejectedReceipt].map { try JSONValue(parsing: Array($0.utf8)) }?
+                try metadata[CollectorTrust.Meta.rejectedReceipt].map { try JSONValue(parsing: Array($0.utf8)) }?
                     .objectValue
             )
             let refused = try #require(evidence["receipt"].flatMap { try? TreeReceipt(json: $0) })

@@ -1,4 +1,4 @@
-@testable import AuditSync
+@testable import AuditHTTPClient
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

@@ -1,4 +1,4 @@
-import AuditWire
+import AuditSupport
 import Foundation
 public import NIOSSL
 
@@ -91,16 +91,9 @@ public struct SyncTLS: Sendable {
     static func readKey(_ path: String) throws(Failure) -> NIOSSLPrivateKey {
         let bytes: [UInt8]
         do {
-            guard let read = try PrivateFile.read(path, maxBytes: 1 << 20) else {
-                throw Failure(description: "cannot open TLS client key file \(path): no such file")
-            }
-            bytes = read
-        } catch let error as Failure {
-            throw error
-        } catch PrivateFile.Failure.unsafe(let mode) {
-            throw Failure(description: "TLS client key file \(path) " + PrivateFile.unsafeAdvice(path, mode: mode))
+            bytes = try SecretFile.read(path, what: "TLS client key file", maxBytes: 1 << 20)
         } catch {
-            throw Failure(description: "cannot read TLS client key file \(path): \(error)")
+            throw Failure(description: error.description)
         }
         do {
             return try NIOSSLPrivateKey(bytes: bytes, format: .pem)

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import NIOCore
 package import NIOHTTP1
 import NIOPosix
@@ -97,8 +97,36 @@ package final class PinnedHTTPClient: Sendable {
         self.reuseConnections = reuseConnections
     }
 
+    /// A client of `url`'s host and port (443 when it names none) with `tls`'s context and pins; nil when `tls`
+    /// has no pins or `url` is not `https://` with a host.
+    package convenience init?(url: URL, tls: SyncTLS, connectTimeout: Duration, reuseConnections: Bool) {
+        guard url.scheme?.lowercased() == "https", let host = url.host, let context = tls.pinnedContext,
+            !tls.pins.isEmpty
+        else { return nil }
+        var name = host
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        self.init(
+            host: name,
+            port: url.port ?? 443,
+            context: context,
+            pins: tls.pins,
+            connectTimeout: connectTimeout,
+            reuseConnections: reuseConnections
+        )
+    }
+
     deinit {
         idle.withLock { $0 }?.close(promise: nil)
+    }
+
+    /// The path and query of `url`, as a request line carries them (``execute(_:_:headers:body:timeout:maxResponseBytes:)``'s
+    /// target).
+    package static func target(of url: URL) -> String {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        var target = components?.percentEncodedPath ?? ""
+        if target.isEmpty { target = "/" }
+        if let query = components?.percentEncodedQuery { target += "?" + query }
+        return target
     }
 
     /// Sends one request and reads its whole answer.
@@ -169,7 +197,7 @@ package final class PinnedHTTPClient: Sendable {
 
     /// A new connection whose handshake has completed and whose certificate matched a pin.
     private func connect(deadline: NIODeadline) async throws -> any Channel {
-        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let loop = HTTPClients.eventLoopGroup.next()
         let ready = loop.makePromise(of: Void.self)
         let context = self.context
         let serverHostname = self.serverHostname

@@ -39,7 +39,7 @@ package enum TLSDiagnosis {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.certificateVerification = .none
         guard let context = try? NIOSSLContext(configuration: configuration) else { return nil }
-        let group = MultiThreadedEventLoopGroup.singleton
+        let group = HTTPClients.eventLoopGroup
         let promise = group.next().makePromise(of: NIOSSLCertificate?.self)
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.seconds(5))

@@ -2,13 +2,15 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Files only their owner may read: key files, the collector's receipt key, bearer token files. Like ssh, the
 /// programs refuse such a file when group or others have any access to it.
 public enum PrivateFile: Sendable {
     /// Why a private file could not be read or written.
-    public enum Failure: Error, Sendable, Equatable {
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// Group or others have access; `mode` is the permission bits.
         case unsafe(mode: UInt32)
         /// Not a regular file.
@@ -17,6 +19,16 @@ public enum PrivateFile: Sendable {
         case io(String)
         /// The file exists already (exclusive creation).
         case exists
+
+        /// What happened, in a few words.
+        public var description: String {
+            switch self {
+            case .unsafe(let mode): "accessible by group or others (mode \(String(mode, radix: 8)))"
+            case .notRegular: "not a regular file"
+            case .io(let reason): reason
+            case .exists: "the file exists"
+            }
+        }
     }
 
     /// The text that tells an operator how to fix ``Failure/unsafe(mode:)`` for `path`.
@@ -40,7 +52,7 @@ public enum PrivateFile: Sendable {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else { throw .io("cannot read \(path): \(String(cString: strerror(errno)))") }
             if count == 0 { return bytes }
@@ -57,7 +69,7 @@ public enum PrivateFile: Sendable {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io("cannot create \(temporary): \(String(cString: strerror(errno)))") }
         defer { unlink(temporary) }
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let written = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
         guard written == bytes.count, fsync(fd) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
@@ -69,4 +81,33 @@ public enum PrivateFile: Sendable {
             throw .io("cannot create \(path): \(String(cString: strerror(errno)))")
         }
     }
+
+    /// Creates `path` empty with mode 0600 unless it exists (an existing file is left as it is), before SQLite opens
+    /// it as a database: SQLite creates a missing database with mode 0644 (it even `fchmod`s a new file to that
+    /// mode, past the umask) and gives its `-wal` and `-shm` files the database file's mode. An empty file created
+    /// here first makes all three private, whatever the umask; SQLite treats an empty file as an empty database. A
+    /// symbolic link at `path` counts as an existing file (`O_EXCL`): nothing is created where it points.
+    /// - Throws: ``Failure/io(_:)`` naming the path and the system's reason.
+    public static func createEmpty(_ path: String) throws(Failure) {
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            if errno == EEXIST { return }
+            throw .io("cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        // The umask only ever removes bits, but say it outright: owner read and write, nothing else.
+        guard fchmod(fd, 0o600) == 0 else {
+            throw .io("cannot set the mode of \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// The system's `read(2)`, named apart from ``PrivateFile/read(_:maxBytes:)``.
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}
+
+/// The system's `write(2)`.
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, buffer, count)
 }
