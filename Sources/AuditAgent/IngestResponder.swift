@@ -1,4 +1,5 @@
 import AuditChain
+import AuditServerKit
 import AuditStore
 import AuditSync
 import Foundation
@@ -33,16 +34,11 @@ struct IngestResponder: HTTPResponder {
     }
 
     func postEvents(_ request: Request) async -> Response {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
-            return Self.error(.contentTooLarge, "the body is \(length) bytes, at most \(maxBodyBytes)")
-        }
         let body: [UInt8]
-        do {
-            body = Array(try await request.body.collect(upTo: maxBodyBytes).readableBytesView)
-        } catch is NIOTooManyBytesError {
-            return Self.error(.contentTooLarge, "the body is larger than \(maxBodyBytes) bytes")
+        do throws(BoundedBody.Refusal) {
+            body = try await BoundedBody.read(request, maxBytes: maxBodyBytes)
         } catch {
-            return Self.error(.badRequest, "cannot read the body")
+            return Self.error(error.status, error.message)
         }
         // What the producer sent: an event without `occurredAt` is stamped now, and its retry is compared with the
         // original apart from the stamps (docs/CATALOGUE.md, "Idempotency keys and retries").
@@ -130,17 +126,12 @@ struct IngestResponder: HTTPResponder {
         return response
     }
 
+    /// The ingest API's error: `{"error", "code": "http<status>"}` (docs/OPERATIONS.md, the agent's ingest API).
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        json(status, .object(["error": .string(message), "code": .string("http\(status.code)")]))
+        JSONAnswer.error(status, message, ["code": .string("http\(status.code)")])
     }
 
     static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
-        var bytes = value.canonicalBytes
-        bytes.append(UInt8(ascii: "\n"))
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
-        )
+        JSONAnswer.json(status, value)
     }
 }

@@ -49,8 +49,8 @@ extension AuditEvent {
         }
         // A single (possibly pretty-printed) object first; otherwise JSON Lines.
         if let single = try? JSONValue(parsing: bytes) {
-            let event = try ProducerEvent(input: single, now: now, makeIdempotencyKey: makeIdempotencyKey)
-            try catalogue.validate(event.event)
+            var event = try ProducerEvent(input: single, now: now, makeIdempotencyKey: makeIdempotencyKey)
+            event.validated = try catalogue.validated(event.event)
             return [event]
         }
         var events: [ProducerEvent] = []
@@ -65,8 +65,8 @@ extension AuditEvent {
                 } catch {
                     throw AuditEventError(error.isInvalidUTF8 ? .invalidUTF8 : .malformedJSON, error.description)
                 }
-                let event = try ProducerEvent(input: value, now: now, makeIdempotencyKey: makeIdempotencyKey)
-                try catalogue.validate(event.event)
+                var event = try ProducerEvent(input: value, now: now, makeIdempotencyKey: makeIdempotencyKey)
+                event.validated = try catalogue.validated(event.event)
                 events.append(event)
             } catch {
                 var located = error

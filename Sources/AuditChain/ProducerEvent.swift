@@ -6,9 +6,27 @@
 /// stamped with its own time.
 public struct ProducerEvent: Sendable, Hashable {
     /// The event, `occurredAt` included (the producer's, or the stamp).
-    public var event: AuditEvent
+    public var event: AuditEvent {
+        // A changed event is not the one validated.
+        didSet { validated = nil }
+    }
     /// True when the producer omitted `occurredAt` and `event.occurredAt` is the time of ingest.
     public var occurredAtStamped: Bool
+    /// The event as the catalogue that decoded it validated it, its canonical payload encoded once
+    /// (``AuditEvent/decodeProducerInput(_:catalogue:now:makeIdempotencyKey:)``); nil for an event not validated yet.
+    /// A log whose catalogue decoded the request appends it without validating or encoding it again.
+    public internal(set) var validated: ValidatedEvent?
+
+    /// Equal when the event and the stamp flag are: whether it was validated yet does not change what it is.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.event == rhs.event && lhs.occurredAtStamped == rhs.occurredAtStamped
+    }
+
+    /// Hashes the event and the stamp flag, as ``==(_:_:)`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(event)
+        hasher.combine(occurredAtStamped)
+    }
 
     /// Wraps an event; `occurredAtStamped` says whether its `occurredAt` is the ingest's stamp.
     public init(_ event: AuditEvent, occurredAtStamped: Bool = false) {

@@ -148,11 +148,14 @@ public final class AuditLog: Sendable {
     /// repeated without it, is a retry of the original although the stamps differ (docs/CATALOGUE.md).
     /// - Throws: as ``append(_:)-([AuditEvent])``.
     public func append(_ events: [ProducerEvent]) async throws -> [AppendReceipt] {
-        // Validation encodes each canonical payload once; sealing reuses it.
-        let validated = try configuration.catalogue.validated(
-            events.map(\.event),
-            parallelism: configuration.signingParallelism
-        )
+        // Validation encodes each canonical payload once; sealing reuses it. Events the decoding of a request
+        // validated already (with this log's catalogue: the agent's ingest and `auditctl emit` decode with it) are
+        // not validated or encoded again.
+        let decoded = events.compactMap(\.validated)
+        let validated =
+            decoded.count == events.count
+            ? decoded
+            : try configuration.catalogue.validated(events.map(\.event), parallelism: configuration.signingParallelism)
         guard !validated.isEmpty else { return [] }
         let secret = try await loadIdempotencySecret()
         let pending = tagged(validated, stamped: events.map(\.occurredAtStamped), secret: secret)
