@@ -22,6 +22,9 @@ public final class ConnectionTable: Sendable {
         /// Connections answered (a 503, or a 400 that ends the connection) and being closed now: their input is read
         /// and discarded for at most ``ServerLimits/closeLinger``. Not counted in ``open``.
         public var closing = 0
+        /// Connections answered but closed at once, without the linger, because ``ServerLimits/maxClosing`` were
+        /// being closed already: with unread input, the kernel's reset may reach the client before the answer.
+        public var closedAtOnce = 0
         /// Connections closed because a request head or body, or the next request, did not arrive in time.
         public var timedOut = 0
     }
@@ -124,7 +127,10 @@ public final class ConnectionTable: Sendable {
     /// ``ServerLimits/maxClosing`` are being closed already (then the caller closes it at once).
     func beginClosing() -> Bool {
         state.withLock { state in
-            guard state.stats.closing < limits.maxClosing else { return false }
+            guard state.stats.closing < limits.maxClosing else {
+                state.stats.closedAtOnce += 1
+                return false
+            }
             state.stats.closing += 1
             return true
         }
