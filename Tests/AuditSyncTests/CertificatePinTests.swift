@@ -53,7 +53,7 @@ struct CertificatePinTests {
         let transport = HTTPSyncTransport(
             backend: URL(string: "https://127.0.0.1:\(port)")!,
             token: nil,
-            timeout: .seconds(30),
+            timeout: .seconds(300),
             tls: tls
         )
         let clocks = ManualClocks(monotonic: .seconds(1000), wall: Int64(Date().timeIntervalSince1970 * 1000))

@@ -65,13 +65,13 @@ struct SyncFixture {
     /// Runs `body` with a fresh collector, proxy, log and engine; shuts the proxy and collector down after.
     /// - Parameter timeout: the transport's request timeout. Long by default: a test that expects one cycle to
     ///   succeed (or to fail with the proxy's answer) must not see a timeout because the suite's other tests keep
-    ///   both cores busy (a CI run failed a one-cycle delivery on a 1 s timeout). Only the test of timeouts sets a
-    ///   short one.
+    ///   both cores busy (a CI run failed a one-cycle delivery on a 1 s timeout; with two CPU hogs beside the whole
+    ///   suite, a pinned delivery outlasted 30 s). Only the tests of timeouts set a short one.
     /// - Parameter witnessed: runs a witness of the collector, which the collector asks to cosign each answer and
     ///   whose cosignature the engine requires (quorum 1).
     static func run(
         policy: DeliveryPolicy = .init(),
-        timeout: Duration = .seconds(30),
+        timeout: Duration = .seconds(300),
         witnessed: Bool = false,
         _ body: (SyncFixture) async throws -> Void
     ) async throws {

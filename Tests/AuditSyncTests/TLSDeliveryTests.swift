@@ -41,7 +41,7 @@ struct TLSDeliveryTests {
             let transport = HTTPSyncTransport(
                 backend: URL(string: "https://127.0.0.1:\(port)")!,
                 token: nil,
-                timeout: .seconds(30),
+                timeout: .seconds(300),
                 tls: tls
             )
             let engine = try SyncEngine(log: log, transport: transport, clocks: clocks.clocks)
