@@ -14,6 +14,9 @@ extension Agent {
     ) async throws(AgentError) -> (AuditLog, Bool) {
         let state = configuration.state
         var settings = AuditLog.Configuration()
+        settings.epochSeconds = configuration.epochSeconds
+        // A delivery batch ends on a signed entry: a commit signs at least as often as a batch ends.
+        settings.signEvery = max(1, min(settings.signEvery, configuration.policy.batchSize))
         if let file = configuration.catalogueFile {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw AgentError(.invalidConfiguration, "cannot read catalogue file \(file)")

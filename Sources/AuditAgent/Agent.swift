@@ -127,7 +127,8 @@ public final class Agent: Sendable {
     /// in reverse: the listeners stop accepting and finish in-flight requests (and their commits) first, then the
     /// sync loop stops.
     public func makeServices() -> [any Service] {
-        var services: [any Service] = []
+        // First to start and last to stop: the close record is sealed after the listeners finished their commits.
+        var services: [any Service] = [EpochService(log: log, logger: logger)]
         let policy = configuration.policy
         if let engine {
             services.append(SyncService(engine: engine, interval: configuration.syncInterval))

@@ -73,6 +73,9 @@ public struct AgentConfiguration: Sendable {
     public var requestTimeout: Duration = .seconds(30)
     /// Longest the sync loop sleeps when there is nothing to do (appends wake it at once).
     public var syncInterval: Duration = .seconds(2)
+    /// Format version 2: the length of an epoch in seconds, for a new log and for the epochs that begin from now on
+    /// (docs/FORMAT.md, section 13.3).
+    public var epochSeconds: UInt64 = 600
     /// Bound on graceful shutdown (stop accepting, finish in-flight commits, stop the sync loop); past it the
     /// remaining work is cancelled.
     public var shutdownTimeout: Duration = .seconds(10)

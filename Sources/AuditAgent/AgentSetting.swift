@@ -1,3 +1,4 @@
+import AuditChain
 import AuditSupport
 import AuditServerKit
 import AuditHTTPClient
@@ -200,6 +201,14 @@ public struct AgentSetting: Sendable {
         },
         .init("syncIntervalSeconds", "AUDITD_SYNC_INTERVAL_SECONDS", "idle sync loop interval (default 2)") {
             $0.syncInterval = try duration($1, unit: 1)
+        },
+        .init("epochSeconds", "AUDITD_EPOCH_SECONDS", "epoch length: the signing key is replaced then (600)") {
+            config,
+            text in
+            guard let value = UInt64(text), (1...SystemRecord.maxEpochSeconds).contains(value) else {
+                throw ParseFailure("expected whole seconds, 1 to \(SystemRecord.maxEpochSeconds)")
+            }
+            config.epochSeconds = value
         },
         .init("shutdownTimeoutSeconds", "AUDITD_SHUTDOWN_TIMEOUT_SECONDS", "graceful shutdown bound (10)") {
             $0.shutdownTimeout = try duration($1, unit: 1)

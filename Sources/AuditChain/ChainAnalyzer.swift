@@ -9,6 +9,8 @@ struct ChainAnalyzer: Sendable {
         var seq: UInt64
         /// Nil when the entry at `seq` is damaged, so its successor's link cannot be checked.
         var hash: [UInt8]?
+        /// The key of the authentic entry at `seq` (nil when it is not known authentic).
+        var keyId: KeyID? = nil
     }
 
     /// An entry whose signature failed; its successor tells an altered header from an altered signature.
@@ -54,6 +56,13 @@ struct ChainAnalyzer: Sendable {
     private var gaps: [Gap] = []
     private var checkpointHashSeen: [UInt8]?
     private var report = VerificationReport()
+    /// Version 2 entries waiting for the signature that covers them.
+    private var coverage = SignatureCoverage()
+    /// The format version of the last authentic entry.
+    private var lastVersion: UInt8?
+    /// Version 2: where the epochs stand (nil in version 1, and before the genesis or upgrade record is read).
+    private var epochState: ChainRules.EpochState?
+    private let referenceTime: AuditTimestamp?
 
     init(options: ChainVerifier.Options) {
         firstSeq = options.firstSeq
@@ -61,6 +70,7 @@ struct ChainAnalyzer: Sendable {
         checkpoint = options.trustedCheckpoint
         dataKeys = Dictionary(options.dataKeys.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         catalogue = options.catalogue
+        referenceTime = options.referenceTime
         known = Dictionary(
             options.trustedKeys.map { (KeyID.signing($0), $0) },
             uniquingKeysWith: { first, _ in first }
@@ -73,11 +83,13 @@ struct ChainAnalyzer: Sendable {
     }
 
     mutating func countSignatures(_ examined: [ExaminedEntry]) {
-        report.signaturesChecked += examined.count { $0.kind != nil && $0.signature != .unchecked }
+        report.signaturesChecked += examined.count { $0.signatureWasChecked }
     }
 
     mutating func examine(_ entries: [ExaminedEntry]) {
-        for entry in entries { examine(entry) }
+        for entry in entries {
+            for settled in coverage.add(entry) { examine(settled) }
+        }
     }
 
     private mutating func problem(
@@ -109,28 +121,28 @@ struct ChainAnalyzer: Sendable {
             problem(examined.storageSeq ?? header.seq, .lookupMismatch, mismatch)
         }
 
-        // An entry whose signature fails is not authentic: only its position is used.
-        if examined.signature == .invalid || examined.signature == .unknownKey {
+        // An entry whose signature fails, or that no signature covers, is not authentic: only its position is used.
+        if examined.signature == .invalid || examined.signature == .unknownKey || examined.signature == .uncovered {
             activeDataKey = nil
             let seq = header.seq == expected ? header.seq : (examined.storageSeq ?? expected)
             let gapIndex = noteSkipped(before: seq, bridge: header.prevHash)
-            pending =
-                examined.signature == .invalid
-                ? Pending(
-                    seq: seq,
-                    hash: examined.hash,
-                    kindIfIntact: .signatureInvalid,
-                    detail: "the signature does not verify with key \(header.signingKeyId)",
-                    gapIndex: gapIndex
-                )
-                : Pending(
-                    seq: seq,
-                    hash: examined.hash,
-                    kindIfIntact: .unknownKey,
-                    detail:
-                        "signed by key \(header.signingKeyId), which is neither pinned nor introduced by a rotation",
-                    gapIndex: gapIndex
-                )
+            let (kind, detail): (VerificationReport.Finding.Kind, String) =
+                switch examined.signature {
+                case .invalid: (.signatureInvalid, "the signature does not verify with key \(header.signingKeyId)")
+                case .uncovered:
+                    (
+                        .unsealed,
+                        "no valid signature covers it: it carries none, and no later entry signed by key "
+                            + "\(header.signingKeyId) is reached from it through unbroken links"
+                    )
+                default:
+                    (
+                        .unknownKey,
+                        "signed by key \(header.signingKeyId), which is neither pinned nor introduced by a rotation"
+                    )
+                }
+            if examined.signature == .uncovered { report.unsealedTail += 1 }
+            pending = Pending(seq: seq, hash: examined.hash, kindIfIntact: kind, detail: detail, gapIndex: gapIndex)
             tip = Tip(seq: max(seq, tip?.seq ?? 0), hash: nil)
             if seq == checkpoint?.seq { checkpointHashSeen = examined.hash }
             return
@@ -143,6 +155,9 @@ struct ChainAnalyzer: Sendable {
         if let keyProblem { problem(header.seq, .unknownKey, keyProblem.description) }
         guard placeInSequence(header, hash: examined.hash) else { return }
         guard keyProblem == nil else { return }
+        tip?.keyId = header.signingKeyId
+        report.unsealedTail = 0
+        checkVersionAndEpoch(header)
         guard examined.digestMatches else {
             problem(
                 header.seq,
@@ -194,6 +209,18 @@ struct ChainAnalyzer: Sendable {
                 activeDataKey = nil
             } else {
                 if header.seq == tip.seq {
+                    if tip.hash != hash, let key = tip.keyId, key == header.signingKeyId,
+                        keyProblem(header.signingKeyId, seq: header.seq) == nil
+                    {
+                        // Both authentic under one key: whoever holds that key signed two histories.
+                        problem(
+                            header.seq,
+                            .equivocation,
+                            "two different entries at seq \(tip.seq) are both signed (or covered) by key \(key): the "
+                                + "key is compromised; entry hashes \(Bytes.hex(tip.hash ?? [])) and \(Bytes.hex(hash))"
+                        )
+                        return false
+                    }
                     let detail =
                         tip.hash == hash
                         ? "a second copy of the entry at seq \(tip.seq)"
@@ -351,8 +378,21 @@ struct ChainAnalyzer: Sendable {
                 problem(0, .payloadInvalid, violation.description)
                 return
             }
+            guard (header.version == FormatConstants.version2) == (genesis.epochSeconds != nil) else {
+                problem(
+                    0,
+                    .payloadInvalid,
+                    "a genesis states epochSeconds exactly when it is in format version 2 (docs/FORMAT.md, 13.3)"
+                )
+                return
+            }
             if windows[header.signingKeyId] == nil { windows[header.signingKeyId] = ChainRules.KeyWindow(fromSeq: 0) }
             activeDataKey = genesis.dataKeyId
+            if let seconds = genesis.epochSeconds {
+                epochState = ChainRules.EpochState(number: 0, startsAt: header.time, epochSeconds: seconds, recordSeq: 0)
+                report.epochs = 1
+                report.lastEpochTime = header.time
+            }
         case .keyRotation(let rotation):
             guard let key = ChainRules.introducedKey(record) else {
                 problem(header.seq, .payloadInvalid, "the rotation's new signing key is not an Ed25519 key")
@@ -380,11 +420,74 @@ struct ChainAnalyzer: Sendable {
                 problem(header.seq, .payloadInvalid, violation.description)
                 return
             }
+        case .epoch(let epoch):
+            readEpoch(epoch, record: record, header: header)
+        case .close:
+            report.closed = true
+        case .crashRecovery:
+            break
+        }
+    }
+
+    /// An epoch record (docs/FORMAT.md, section 13.4 rule 1): its rule is checked, and its key is the next epoch's
+    /// key either way (a record that breaks a rule is reported, but it is signed by the outgoing key, so whoever
+    /// could seal it could have sealed a correct one).
+    private mutating func readEpoch(_ epoch: SystemRecord.Epoch, record: SystemRecord, header: EntryHeader) {
+        if let violation = ChainRules.epoch(epoch, header: header, after: epochState) {
+            problem(header.seq, .epochInvalid, violation.description)
+        }
+        guard let key = ChainRules.introducedKey(record) else {
+            problem(header.seq, .payloadInvalid, "the epoch's new signing key is not an Ed25519 key")
+            return
+        }
+        let newId = KeyID.signing(key)
+        known[newId] = key
+        let changes = ChainRules.rotation(
+            at: header.seq,
+            signer: (header.signingKeyId, windows[header.signingKeyId]),
+            next: (newId, windows[newId])
+        )
+        for (id, window) in changes { windows[id] = window }
+        activeDataKey = epoch.newDataKeyId
+        // A migrated log's epochs are counted from its upgrade record, epoch 1 (docs/FORMAT.md, section 13.6).
+        report.epochs = epochState == nil ? 2 : report.epochs + 1
+        epochState = (epochState ?? ChainRules.EpochState(
+            number: 0,
+            startsAt: header.time,
+            epochSeconds: epoch.epochSeconds,
+            recordSeq: 0
+        )).next(epoch, header: header)
+        report.lastEpochTime = header.time
+    }
+
+    /// The version rule and, in version 2, the epoch window of an authentic entry (docs/FORMAT.md, sections 13.4
+    /// rule 3 and 13.6); the last entry's kind says whether the log is closed.
+    private mutating func checkVersionAndEpoch(_ header: EntryHeader) {
+        if let violation = ChainRules.version(header, after: lastVersion) {
+            problem(header.seq, .epochInvalid, violation.description)
+        }
+        lastVersion = max(lastVersion ?? 0, header.version)
+        report.formatVersion = max(report.formatVersion, header.version)
+        report.closed = false
+        guard header.kind != .epoch, var state = epochState else { return }
+        if let violation = ChainRules.entryTime(header, in: state) {
+            problem(header.seq, .epochInvalid, violation.description)
+        }
+        if header.time > state.latestTime {
+            state.latestTime = header.time
+            epochState = state
         }
     }
 
     mutating func finish() -> VerificationReport {
+        for settled in coverage.close() { examine(settled) }
         resolvePending(nextPrevHash: nil)
+        if let state = epochState, !report.closed, let referenceTime,
+            let violation = ChainRules.openEnd(state, now: referenceTime)
+        {
+            let after = tip?.seq ?? 0
+            problem(after == .max ? after : after + 1, .openEnd, violation.description)
+        }
         if report.entriesChecked == 0 {
             problem(0, .missing, "the log holds no entries, not even the genesis")
         }

@@ -17,13 +17,14 @@ extension ChainRules {
         }
     }
 
-    /// The signing key a genesis or key rotation introduces (FORMAT.md, section 8.3): the genesis's signing key, the
-    /// rotation's new signing key; nil for other records, or when the bytes are not an Ed25519 public key.
+    /// The signing key a genesis, key rotation or epoch record introduces (FORMAT.md, sections 8.3 and 13.3): the
+    /// genesis's signing key, the rotation's or epoch's new signing key; nil for other records, or when the bytes are not an Ed25519 public key.
     public static func introducedKey(_ record: SystemRecord) -> Curve25519.Signing.PublicKey? {
         let raw: [UInt8]
         switch record {
         case .genesis(let genesis): raw = genesis.signingPublicKey
         case .keyRotation(let rotation): raw = rotation.newSigningPublicKey
+        case .epoch(let epoch): raw = epoch.newSigningPublicKey
         default: return nil
         }
         return try? Curve25519.Signing.PublicKey(rawRepresentation: raw)

@@ -34,6 +34,23 @@ extension ChainRules {
         case keyNotYetValid(keyId: KeyID, fromSeq: UInt64)
         /// The entry is signed by a key after the rotation that retired it (FORMAT.md, section 10 step 4).
         case keyRetired(keyId: KeyID, rotationSeq: UInt64)
+        /// A version 1 entry after a version 2 one (FORMAT.md, section 13.6).
+        case versionGoesBack(seq: UInt64)
+        /// The first version 2 entry of a version 1 log is not an epoch record (FORMAT.md, section 13.6).
+        case upgradeNotEpoch(seq: UInt64)
+        /// An epoch record without a signature of its own (FORMAT.md, section 13.4 rule 1).
+        case epochUnsigned(seq: UInt64)
+        /// An epoch record whose number is not the next one (FORMAT.md, section 13.4 rule 1).
+        case epochOutOfOrder(found: UInt64, expected: UInt64)
+        /// An epoch record sealed before the current epoch began, or before one of its entries (FORMAT.md, section
+        /// 13.4 rules 1 and 3).
+        case epochGoesBack(startsAt: AuditTimestamp)
+        /// An epoch record whose new key is the key that signs it (FORMAT.md, section 13.4 rule 1).
+        case epochKeyNotFresh(seq: UInt64)
+        /// An entry sealed before its epoch began, beyond the skew (FORMAT.md, section 13.4 rule 3).
+        case timeOutsideEpoch(seq: UInt64, time: AuditTimestamp, epoch: UInt64, startsAt: AuditTimestamp)
+        /// A log neither closed nor with an epoch record within two epoch lengths (FORMAT.md, section 13.4 rule 6).
+        case staleEnd(epoch: UInt64, startsAt: AuditTimestamp, epochSeconds: UInt64)
 
         public var description: String {
             switch self {
@@ -72,7 +89,26 @@ extension ChainRules {
             case .keyNotYetValid(let keyId, let fromSeq):
                 "signed by key \(keyId), which signs only from seq \(fromSeq), after the rotation that introduced it"
             case .keyRetired(let keyId, let rotationSeq):
-                "signed by key \(keyId), which the key rotation at seq \(rotationSeq) retired"
+                "signed by key \(keyId), which the key rotation or epoch record at seq \(rotationSeq) retired"
+            case .versionGoesBack(let seq):
+                "the entry at seq \(seq) is in format version 1, after the log moved to version 2"
+            case .upgradeNotEpoch(let seq):
+                "the first format version 2 entry (seq \(seq)) must be an epoch record"
+            case .epochUnsigned(let seq):
+                "the epoch record at seq \(seq) carries no signature of its own"
+            case .epochOutOfOrder(let found, let expected):
+                "the epoch record opens epoch \(found), but the next epoch is \(expected)"
+            case .epochGoesBack(let startsAt):
+                "the epoch record is sealed before \(startsAt.rfc3339), which the current epoch already reached"
+            case .epochKeyNotFresh(let seq):
+                "the epoch record at seq \(seq) hands the log to the key that signs it, not to a fresh one"
+            case .timeOutsideEpoch(let seq, let time, let epoch, let startsAt):
+                "the entry at seq \(seq) is sealed at \(time.rfc3339), before its epoch \(epoch) began at "
+                    + "\(startsAt.rfc3339)"
+            case .staleEnd(let epoch, let startsAt, let seconds):
+                "the log is not closed and its last epoch (\(epoch)) began at \(startsAt.rfc3339), more than two "
+                    + "epoch lengths (\(seconds) s each) ago: its writer stopped without a close record, or its newest "
+                    + "entries were cut; entries sealed after the last one here could be missing"
             }
         }
     }

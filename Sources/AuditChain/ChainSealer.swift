@@ -19,8 +19,10 @@ public struct ChainHead: Sendable, Hashable {
 
 /// Seals entries onto a chain: encrypts events, links each entry to the previous hash and signs it.
 ///
-/// A value type with no I/O: time and nonces are handed in, keys are injected. Resuming an existing log needs
-/// only its head (O(1) in the log's length).
+/// In format version 1 every entry is signed; in version 2 the last entry of each sealing call (a batch, a
+/// record) and every ``signEvery``-th entry of a long batch carry the signature that covers the entries before
+/// them (docs/FORMAT.md, section 13.1). A value type with no I/O: time and nonces are handed in, keys are
+/// injected. Resuming an existing log needs only its head (O(1) in the log's length).
 public struct ChainSealer: Sendable {
     /// The last sealed entry.
     public private(set) var head: ChainHead
@@ -28,12 +30,24 @@ public struct ChainSealer: Sendable {
     public private(set) var signingKey: SigningKey
     /// The key that encrypts new events.
     public private(set) var dataKey: DataKey
+    /// The format version of the entries sealed next: 1, or 2 (after a version 2 genesis or an epoch record).
+    public private(set) var formatVersion: UInt8
+    /// Version 2: a batch signs at least every this many entries (at most ``FormatConstants/maxUnsignedRun``), so
+    /// that a delivery batch can always end on a signed entry.
+    public var signEvery = 256 {
+        didSet { signEvery = min(max(signEvery, 1), FormatConstants.maxUnsignedRun) }
+    }
+    /// Version 2: no entry is sealed with an earlier time than this (the current epoch's start), so that a clock
+    /// stepped back does not seal entries outside their epoch's window (docs/FORMAT.md, section 13.4 rule 3).
+    public var earliestTime: AuditTimestamp?
 
-    /// Resumes sealing after `head` with the current keys.
-    public init(head: ChainHead, signingKey: SigningKey, dataKey: DataKey) {
+    /// Resumes sealing after `head` with the current keys, in format `formatVersion`.
+    public init(head: ChainHead, signingKey: SigningKey, dataKey: DataKey, formatVersion: UInt8 = FormatConstants.version)
+    {
         self.head = head
         self.signingKey = signingKey
         self.dataKey = dataKey
+        self.formatVersion = formatVersion
     }
 
     /// Starts a new log: returns the sealer and the genesis entry (seq 0).
@@ -43,21 +57,25 @@ public struct ChainSealer: Sendable {
     ///   - signingKey: the first signing key.
     ///   - dataKey: the first data key.
     ///   - time: the creation time.
+    ///   - epochSeconds: the epoch length of a format version 2 log; nil for a version 1 log.
     public static func genesis(
         logId: [UInt8],
         deviceId: String,
         signingKey: SigningKey,
         dataKey: DataKey,
-        time: AuditTimestamp
+        time: AuditTimestamp,
+        epochSeconds: UInt64? = nil
     ) -> (ChainSealer, SealedEntry) {
         precondition(logId.count == FormatConstants.logIdSize, "a log id is 16 bytes")
+        let version = epochSeconds == nil ? FormatConstants.version : FormatConstants.version2
         let record = SystemRecord.genesis(
             .init(
                 logId: logId,
                 deviceId: deviceId,
                 signingPublicKey: Array(signingKey.publicKey.rawRepresentation),
                 dataKeyId: dataKey.id,
-                createdAt: time
+                createdAt: time,
+                epochSeconds: epochSeconds
             )
         )
         let header = EntryHeader(
@@ -68,14 +86,17 @@ public struct ChainSealer: Sendable {
             signingKeyId: signingKey.id,
             dataKeyId: .none,
             prevHash: [UInt8](repeating: 0, count: FormatConstants.hashSize),
-            payloadLength: UInt32(record.canonicalPayload.count)
+            payloadLength: UInt32(record.canonicalPayload.count),
+            version: version,
+            flags: version == FormatConstants.version2 ? FormatConstants.signedFlag : 0
         )
         let prepared = PreparedEntry(header: header, nonce: Self.zeroNonce, payload: record.canonicalPayload)
         let entry = prepared.signed(with: signingKey)
         let sealer = ChainSealer(
             head: ChainHead(logId: logId, seq: 0, hash: prepared.entryHash),
             signingKey: signingKey,
-            dataKey: dataKey
+            dataKey: dataKey,
+            formatVersion: version
         )
         return (sealer, entry)
     }
@@ -95,7 +116,7 @@ public struct ChainSealer: Sendable {
     ) throws(AuditChainError)
         -> SealedEntry
     {
-        try prepare(event, time: time, nonce: nonce).signed(with: signingKey)
+        try prepare(plaintext: event.canonicalPayload, time: time, nonce: nonce, signed: true).signed(with: signingKey)
     }
 
     /// Seals a batch of events, signing in parallel on `parallelism` threads (the hashes are chained in order).
@@ -110,7 +131,12 @@ public struct ChainSealer: Sendable {
         let failure = sealBatch(count: events.count, parallelism: parallelism) {
             sealer,
             index throws(AuditChainError) in
-            try sealer.prepare(events[index].event, time: time, nonce: events[index].nonce)
+            try sealer.prepare(
+                plaintext: events[index].event.canonicalPayload,
+                time: time,
+                nonce: events[index].nonce,
+                signed: sealer.signs(index, of: events.count)
+            )
         } deliver: { _, entries in
             sealed.append(contentsOf: entries)
         }
@@ -141,7 +167,12 @@ public struct ChainSealer: Sendable {
         let failure = try sealBatch(count: events.count, parallelism: parallelism) {
             sealer,
             index throws(AuditChainError) in
-            try sealer.prepare(plaintext: events[index].canonicalPayload, time: time, nonce: nonces[index])
+            try sealer.prepare(
+                plaintext: events[index].canonicalPayload,
+                time: time,
+                nonce: nonces[index],
+                signed: sealer.signs(index, of: events.count)
+            )
         } deliver: { range, entries in
             try deliver(range, entries)
         }
@@ -178,10 +209,45 @@ public struct ChainSealer: Sendable {
         return nil
     }
 
-    /// Seals a system record (not encrypted). Key rotations go through ``rotateKeys(signingKey:dataKey:reason:time:)``.
+    /// Whether the entry at `index` of a batch of `count` carries a signature: every entry in version 1; in version 2
+    /// the last one and every ``signEvery``-th.
+    func signs(_ index: Int, of count: Int) -> Bool {
+        formatVersion == FormatConstants.version || index == count - 1 || (index + 1) % signEvery == 0
+    }
+
+    /// Seals a system record (not encrypted), signed. Key rotations and epochs go through
+    /// ``rotateKeys(signingKey:dataKey:reason:time:)`` and ``endEpoch(_:signingKey:dataKey:time:)``; a record that
+    /// does not exist in the log's format version is refused by the precondition.
     public mutating func seal(_ record: SystemRecord, time: AuditTimestamp) -> SealedEntry {
-        precondition(record.kind != .genesis && record.kind != .keyRotation, "use genesis(...) or rotateKeys(...)")
+        precondition(
+            record.kind != .genesis && record.kind != .keyRotation && record.kind != .epoch,
+            "use genesis(...), rotateKeys(...) or endEpoch(...)"
+        )
+        precondition(record.kind.exists(inVersion: formatVersion), "\(record.kind) in format \(formatVersion)")
         return prepareSystem(record, time: time).signed(with: signingKey)
+    }
+
+    /// Seals an epoch record (docs/FORMAT.md, section 13.3), signed by the outgoing key, and switches to the new
+    /// keys; in a version 1 log it is the upgrade, and what follows is version 2. The caller erases the outgoing
+    /// private key once the record is committed.
+    /// - Parameters:
+    ///   - epoch: what the record states; its new signing key must be `newSigning`'s.
+    ///   - newSigning: the next epoch's signing key (fresh).
+    ///   - newData: the data key of the events after the record.
+    ///   - time: the sealing time, which is when the new epoch begins.
+    public mutating func endEpoch(
+        _ epoch: SystemRecord.Epoch,
+        signingKey newSigning: SigningKey,
+        dataKey newData: DataKey,
+        time: AuditTimestamp
+    ) -> SealedEntry {
+        precondition(epoch.newSigningPublicKey == Array(newSigning.publicKey.rawRepresentation), "the epoch's key")
+        formatVersion = FormatConstants.version2
+        let entry = prepareSystem(.epoch(epoch), time: time).signed(with: signingKey)
+        signingKey = newSigning
+        dataKey = newData
+        earliestTime = entry.header.time
+        return entry
     }
 
     /// Seals a checkpoint record stating the current head.
@@ -213,24 +279,21 @@ public struct ChainSealer: Sendable {
 
     private mutating func prepareSystem(_ record: SystemRecord, time: AuditTimestamp) -> PreparedEntry {
         let payload = record.canonicalPayload
-        let header = nextHeader(kind: record.kind, time: time, dataKeyId: .none, payloadLength: payload.count)
+        let header = nextHeader(
+            kind: record.kind,
+            time: time,
+            dataKeyId: .none,
+            payloadLength: payload.count,
+            signed: true
+        )
         return advance(PreparedEntry(header: header, nonce: Self.zeroNonce, payload: payload))
-    }
-
-    private mutating func prepare(
-        _ event: AuditEvent,
-        time: AuditTimestamp,
-        nonce: [UInt8]
-    ) throws(AuditChainError)
-        -> PreparedEntry
-    {
-        try prepare(plaintext: event.canonicalPayload, time: time, nonce: nonce)
     }
 
     private mutating func prepare(
         plaintext: [UInt8],
         time: AuditTimestamp,
-        nonce: [UInt8]
+        nonce: [UInt8],
+        signed: Bool
     ) throws(AuditChainError)
         -> PreparedEntry
     {
@@ -244,7 +307,13 @@ public struct ChainSealer: Sendable {
                 "event payload of \(plaintext.count) bytes exceeds the format limit"
             )
         }
-        let header = nextHeader(kind: .event, time: time, dataKeyId: dataKey.id, payloadLength: sealedLength)
+        let header = nextHeader(
+            kind: .event,
+            time: time,
+            dataKeyId: dataKey.id,
+            payloadLength: sealedLength,
+            signed: signed
+        )
         let headerBytes = header.encoded
         let box: AES.GCM.SealedBox
         do {
@@ -265,17 +334,25 @@ public struct ChainSealer: Sendable {
         return advance(PreparedEntry(header: header, headerBytes: headerBytes, nonce: nonce, payload: payload))
     }
 
-    private func nextHeader(kind: RecordKind, time: AuditTimestamp, dataKeyId: KeyID, payloadLength: Int) -> EntryHeader
-    {
-        EntryHeader(
+    private func nextHeader(
+        kind: RecordKind,
+        time: AuditTimestamp,
+        dataKeyId: KeyID,
+        payloadLength: Int,
+        signed: Bool
+    ) -> EntryHeader {
+        let version2 = formatVersion == FormatConstants.version2
+        return EntryHeader(
             kind: kind,
             logId: head.logId,
             seq: head.seq + 1,
-            time: time,
+            time: earliestTime.map { max($0, time) } ?? time,
             signingKeyId: signingKey.id,
             dataKeyId: dataKeyId,
             prevHash: head.hash,
-            payloadLength: UInt32(payloadLength)
+            payloadLength: UInt32(payloadLength),
+            version: formatVersion,
+            flags: version2 && signed ? FormatConstants.signedFlag : 0
         )
     }
 
@@ -301,10 +378,12 @@ struct PreparedEntry: Sendable {
         self.entryHash = SealedEntry.entryHash(header: headerBytes ?? header.encoded, payloadDigest: payloadDigest)
     }
 
-    /// The signed entry; consuming, so the parts move into it instead of being copied (every copy of an array
-    /// is a reference count change, and the log id and key id buffers are shared by every entry and every thread).
+    /// The sealed entry, signed if its header says it carries a signature; consuming, so the parts move into it
+    /// instead of being copied (every copy of an array is a reference count change, and the log id and key id
+    /// buffers are shared by every entry and every thread).
     consuming func signed(with key: SigningKey) -> SealedEntry {
-        let signature = key.sign(SealedEntry.signedMessage(entryHash: entryHash))
+        let signature =
+            header.carriesSignature ? key.sign(SealedEntry.signedMessage(entryHash: entryHash)) : []
         return SealedEntry(
             header: header,
             payloadDigest: payloadDigest,

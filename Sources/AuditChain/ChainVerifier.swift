@@ -26,6 +26,9 @@ public struct ChainVerifier: Sendable {
         /// The last sequence number the copy announces without a signature (a bundle header's `lastSeq`): entries
         /// that end before it are `truncated` (docs/FORMAT.md, section 10 step 6). Nil: nothing announced.
         public var announcedLastSeq: UInt64?
+        /// The time of verification, for the rule that a version 2 log that is not closed has an epoch record within
+        /// two epoch lengths (docs/FORMAT.md, section 13.4 rule 6); nil: the rule is not applied.
+        public var referenceTime: AuditTimestamp?
         /// In fast mode, the longest run of entries without a verified signature.
         public var anchorInterval = 1024
         /// Threads used for signature checks.
@@ -75,7 +78,7 @@ public struct ChainVerifier: Sendable {
         let kind = SealedEntry.kindIfWellFormed(bytes)
         segment.append(RawEntry(bytes: bytes, storageSeq: storageSeq, lookup: lookup, unreadable: nil))
         if options.fast {
-            if kind == .genesis || kind == .keyRotation || kind == .checkpoint
+            if kind == .genesis || kind == .keyRotation || kind == .epoch || kind == .checkpoint
                 || segment.count >= options.anchorInterval
             {
                 flush()
@@ -184,9 +187,9 @@ public struct ChainVerifier: Sendable {
 
     /// Adds keys announced by rotation records to the candidates (trust is decided later, in order).
     private mutating func learnRotationKeys(_ entries: [ExaminedEntry]) {
-        for examined in entries where examined.kind == .keyRotation {
+        for examined in entries where examined.kind == .keyRotation || examined.kind == .epoch {
             guard let entry = examined.entry else { continue }
-            if let record = try? SystemRecord(kind: .keyRotation, payload: entry.payload),
+            if let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload),
                 let key = ChainRules.introducedKey(record)
             {
                 candidateKeys[KeyID.signing(key)] = key
@@ -217,7 +220,10 @@ struct RawEntry: Sendable {
 /// a reference moves with one retain.
 final class ExaminedEntry: Sendable {
     enum Signature: Sendable, Equatable {
-        case valid, invalid, unknownKey, unchecked
+        /// `valid`: the entry's own signature verifies, or (version 2, no signature of its own) a later valid
+        /// signature covers it through the chain; `uncovered`: a version 2 entry without a signature that no valid
+        /// signature covers (``SignatureCoverage``).
+        case valid, invalid, unknownKey, unchecked, uncovered
     }
 
     let storageSeq: UInt64?
@@ -240,6 +246,9 @@ final class ExaminedEntry: Sendable {
         guard header != nil else { return nil }
         return try? SealedEntry(serialized: bytes)
     }
+
+    /// The same entry with another signature status (``SignatureCoverage`` settles unsigned version 2 entries).
+    func with(_ signature: Signature) -> ExaminedEntry { ExaminedEntry(self, signature: signature) }
 
     private init(_ other: ExaminedEntry, signature: Signature) {
         storageSeq = other.storageSeq
@@ -281,7 +290,10 @@ final class ExaminedEntry: Sendable {
         hash = Self.entryHash(raw.bytes)
         lookupMismatch = raw.lookup?.mismatch(header: header, entryHash: hash)
         let kind = header.kind
-        if checkSignature || kind == .genesis || kind == .keyRotation || kind == .checkpoint {
+        // Version 2 signatures are few (one per commit) and every one is checked, in fast mode too.
+        if checkSignature || !header.carriesSignature || header.version == FormatConstants.version2
+            || kind == .genesis || kind == .keyRotation || kind == .checkpoint
+        {
             signature = Self.check(raw.bytes, header: header, hash: hash, keys: keys)
         } else {
             signature = .unchecked
@@ -292,6 +304,12 @@ final class ExaminedEntry: Sendable {
     func checkingSignature(keys: [KeyID: Curve25519.Signing.PublicKey]) -> ExaminedEntry {
         guard let header else { return self }
         return ExaminedEntry(self, signature: Self.check(bytes, header: header, hash: hash, keys: keys))
+    }
+
+    /// Whether a signature of the entry was verified (valid or not): it carries one and it was checked.
+    var signatureWasChecked: Bool {
+        guard let header, header.carriesSignature else { return false }
+        return signature == .valid || signature == .invalid
     }
 
     private static let digestOffset = FormatConstants.headerSize
@@ -323,6 +341,8 @@ final class ExaminedEntry: Sendable {
         keys: [KeyID: Curve25519.Signing.PublicKey]
     ) -> Signature {
         guard let key = keys[header.signingKeyId] else { return .unknownKey }
+        // An entry without a signature of its own waits for one that covers it (``SignatureCoverage``).
+        guard header.carriesSignature else { return .unchecked }
         let start = bytes.count - FormatConstants.signatureSize
         let valid = key.isValidSignature(bytes[start...], for: SealedEntry.signedMessage(entryHash: hash))
         return valid ? .valid : .invalid

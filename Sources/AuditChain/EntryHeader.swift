@@ -1,5 +1,9 @@
 /// The fixed 108-byte header of an entry; it is also the AES-GCM associated data (docs/FORMAT.md, "Header").
 public struct EntryHeader: Sendable, Hashable {
+    /// The format version: 1, or 2 (docs/FORMAT.md, section 13).
+    public var version: UInt8
+    /// The flags: 0 in version 1; in version 2, ``FormatConstants/signedFlag`` or 0.
+    public var flags: UInt16
     /// The record kind.
     public var kind: RecordKind
     /// The log the entry belongs to (16 bytes).
@@ -26,8 +30,12 @@ public struct EntryHeader: Sendable, Hashable {
         signingKeyId: KeyID,
         dataKeyId: KeyID,
         prevHash: [UInt8],
-        payloadLength: UInt32
+        payloadLength: UInt32,
+        version: UInt8 = FormatConstants.version,
+        flags: UInt16 = 0
     ) {
+        self.version = version
+        self.flags = flags
         self.kind = kind
         self.logId = logId
         self.seq = seq
@@ -49,9 +57,9 @@ public struct EntryHeader: Sendable, Hashable {
     /// Appends the encoded 108 bytes to `out`.
     public func encode(into out: inout [UInt8]) {
         out.append(contentsOf: FormatConstants.magic)
-        out.append(FormatConstants.version)
+        out.append(version)
         out.append(kind.rawValue)
-        Bytes.appendBigEndian(UInt16(0), to: &out)
+        Bytes.appendBigEndian(flags, to: &out)
         out.append(contentsOf: logId)
         Bytes.appendBigEndian(seq, to: &out)
         Bytes.appendBigEndian(time.millisecondsSinceEpoch, to: &out)
@@ -80,13 +88,18 @@ public struct EntryHeader: Sendable, Hashable {
         precondition(bytes.count >= FormatConstants.headerSize, "a header is 108 bytes")
         var reader = ByteReader(bytes)
         guard reader.read(4) == FormatConstants.magic else { throw malformed("bad magic (not an AUDC entry)") }
-        guard let version = reader.readInteger(UInt8.self), version == FormatConstants.version else {
+        guard let version = reader.readInteger(UInt8.self),
+            version == FormatConstants.version || version == FormatConstants.version2
+        else {
             throw malformed("unsupported format version \(bytes[4])")
         }
-        guard let rawKind = reader.readInteger(UInt8.self), let kind = RecordKind(rawValue: rawKind) else {
-            throw malformed("unknown record kind \(bytes[5])")
+        guard let rawKind = reader.readInteger(UInt8.self), let kind = RecordKind(rawValue: rawKind),
+            kind.exists(inVersion: version)
+        else {
+            throw malformed("unknown record kind \(bytes[5]) in format version \(version)")
         }
-        guard reader.readInteger(UInt16.self) == 0 else { throw malformed("reserved flags are not zero") }
+        let flags = reader.readInteger(UInt16.self)!
+        guard flags & ~Self.allowedFlags(version) == 0 else { throw malformed("reserved flags are not zero") }
         // The remaining reads cannot fail: the length was checked above.
         let logId = reader.read(FormatConstants.logIdSize)!
         let seq = reader.readInteger(UInt64.self)!
@@ -103,7 +116,19 @@ public struct EntryHeader: Sendable, Hashable {
             signingKeyId: signingKeyId,
             dataKeyId: dataKeyId,
             prevHash: prevHash,
-            payloadLength: payloadLength
+            payloadLength: payloadLength,
+            version: version,
+            flags: flags
         )
+    }
+
+    /// The flags a header of `version` may set: none in version 1, the signed flag in version 2.
+    static func allowedFlags(_ version: UInt8) -> UInt16 {
+        version == FormatConstants.version2 ? FormatConstants.signedFlag : 0
+    }
+
+    /// Whether the entry carries a signature: every version 1 entry, a version 2 entry with the signed flag.
+    public var carriesSignature: Bool {
+        version == FormatConstants.version || flags & FormatConstants.signedFlag != 0
     }
 }

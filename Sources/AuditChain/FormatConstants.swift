@@ -1,9 +1,18 @@
-/// The fixed constants of format version 1 (docs/FORMAT.md, "Constants").
+/// The fixed constants of the format (docs/FORMAT.md, "Constants").
 public enum FormatConstants: Sendable {
     /// The first four bytes of every entry header: ASCII `AUDC`.
     public static let magic: [UInt8] = Array("AUDC".utf8)
-    /// The format version this implementation writes and reads.
+    /// Format version 1: every entry signed, keys rotated by key rotation records.
     public static let version: UInt8 = 1
+    /// Format version 2: signing keys evolve by epochs, one signature per commit (docs/FORMAT.md, section 13).
+    public static let version2: UInt8 = 2
+    /// The header flag of a version 2 entry that carries a signature (section 13.1).
+    public static let signedFlag: UInt16 = 0x0001
+    /// The longest run of unsigned version 2 entries before a signed one (section 13.1): a writer signs at least
+    /// every this many entries, and a verifier reports entries of a longer run as not covered by a signature.
+    public static let maxUnsignedRun = 4096
+    /// How far, in milliseconds, a version 2 entry's sealing time may lie outside its epoch's window (section 13.4).
+    public static let epochTimeSkewMilliseconds: Int64 = 60_000
     /// Size in bytes of an encoded ``EntryHeader``.
     public static let headerSize = 108
     /// Size of SHA-256 outputs: entry hashes, payload digests.

@@ -12,6 +12,12 @@ public enum RecordKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
     case retentionPrune = 4
     /// A signed statement of the head: the sequence number and hash of the entry before it.
     case checkpoint = 5
+    /// Format version 2: ends an epoch, introduces the next epoch's keys; signed by the outgoing key.
+    case epoch = 6
+    /// Format version 2: the writer stopped cleanly.
+    case close = 7
+    /// Format version 2: the first record of a run whose previous run ended without a close record (a crash).
+    case crashRecovery = 8
 
     /// Whether the payload is AES-GCM ciphertext (true only for events).
     public var isEncrypted: Bool { self == .event }
@@ -24,6 +30,19 @@ public enum RecordKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
         case .accountedRemoval: "accountedRemoval"
         case .retentionPrune: "retentionPrune"
         case .checkpoint: "checkpoint"
+        case .epoch: "epoch"
+        case .close: "close"
+        case .crashRecovery: "crashRecovery"
+        }
+    }
+
+    /// Whether entries of format `version` may have this kind: key rotations only in version 1, epoch, close and
+    /// crash records only in version 2 (docs/FORMAT.md, sections 6 and 13.2).
+    public func exists(inVersion version: UInt8) -> Bool {
+        switch self {
+        case .keyRotation: version == FormatConstants.version
+        case .epoch, .close, .crashRecovery: version == FormatConstants.version2
+        default: true
         }
     }
 }

@@ -3,7 +3,8 @@ public import Crypto
 /// One entry of the log as stored and exported: header, payload digest, nonce, sealed payload, signature.
 ///
 /// Serialized (docs/FORMAT.md, "Entry"): `header (108) || payloadDigest (32) || nonce (12) || payload (n)
-/// || signature (64)`, where n is the header's payload length.
+/// || signature (64)`, where n is the header's payload length; a version 2 entry without the signed flag has no
+/// signature (section 13.1).
 public struct SealedEntry: Sendable, Hashable {
     /// The header (AES-GCM associated data).
     public var header: EntryHeader {
@@ -17,7 +18,8 @@ public struct SealedEntry: Sendable, Hashable {
     public var nonce: [UInt8]
     /// Ciphertext followed by the 16-byte tag for events; canonical JSON for system records.
     public var payload: [UInt8]
-    /// Ed25519 signature over "audit-chain/v1/signature" || entry hash.
+    /// Ed25519 signature over "audit-chain/v1/signature" || entry hash; empty for a version 2 entry that carries
+    /// none (the entries before the next signed one are covered by its signature through the chain).
     public var signature: [UInt8]
     /// The entry hash over the stored header and payload digest: SHA-256("audit-chain/v1/entry" || header ||
     /// payloadDigest). Computed once, when the entry is made or its header or payload digest changes.
@@ -52,21 +54,28 @@ public struct SealedEntry: Sendable, Hashable {
         self.entryHash = entryHash
     }
 
-    /// Fixed bytes around the payload in a serialized entry.
-    public static let overhead =
+    /// Fixed bytes around the payload in a serialized entry that carries a signature.
+    public static let overhead = unsignedOverhead + FormatConstants.signatureSize
+
+    /// Fixed bytes around the payload in a serialized version 2 entry without a signature.
+    public static let unsignedOverhead =
         FormatConstants.headerSize + FormatConstants.hashSize + FormatConstants.nonceSize
-        + FormatConstants.signatureSize
+
+    /// The serialized size of an entry whose header is `header`.
+    static func serializedSize(_ header: EntryHeader) -> Int {
+        (header.carriesSignature ? overhead : unsignedOverhead) + Int(header.payloadLength)
+    }
 
     /// The serialized bytes.
     public var serialized: [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(Self.overhead + payload.count)
+        out.reserveCapacity(serializedCount)
         serialize(into: &out)
         return out
     }
 
     /// The length of ``serialized``, without serializing: the fixed bytes and the payload.
-    public var serializedCount: Int { Self.overhead + payload.count }
+    public var serializedCount: Int { Self.unsignedOverhead + payload.count + signature.count }
 
     /// Appends the serialized bytes to `out` (a buffer reused across entries saves an allocation each).
     public func serialize(into out: inout [UInt8]) {
@@ -80,15 +89,15 @@ public struct SealedEntry: Sendable, Hashable {
     /// Parses serialized bytes.
     /// - Throws: ``AuditChainError`` if the layout is wrong (bad magic, version, kind, flags or length).
     public init(serialized bytes: [UInt8]) throws(AuditChainError) {
-        guard bytes.count >= Self.overhead else {
+        guard bytes.count >= Self.unsignedOverhead else {
             throw AuditChainError(
                 .malformedEntry,
-                "entry is \(bytes.count) bytes, shorter than the \(Self.overhead) fixed bytes"
+                "entry is \(bytes.count) bytes, shorter than the \(Self.unsignedOverhead) fixed bytes"
             )
         }
         let header = try EntryHeader(prefixOf: bytes)
         let length = Int(header.payloadLength)
-        guard length <= FormatConstants.maxPayloadLength, bytes.count == Self.overhead + length else {
+        guard length <= FormatConstants.maxPayloadLength, bytes.count == Self.serializedSize(header) else {
             throw AuditChainError(
                 .malformedEntry,
                 "entry is \(bytes.count) bytes but its header announces a \(length)-byte payload"
@@ -107,7 +116,7 @@ public struct SealedEntry: Sendable, Hashable {
             payloadDigest: reader.read(FormatConstants.hashSize)!,
             nonce: reader.read(FormatConstants.nonceSize)!,
             payload: reader.read(length)!,
-            signature: reader.read(FormatConstants.signatureSize)!,
+            signature: header.carriesSignature ? reader.read(FormatConstants.signatureSize)! : [],
             entryHash: Bytes.digestBytes(hasher.finalize())
         )
     }
@@ -118,15 +127,28 @@ public struct SealedEntry: Sendable, Hashable {
     /// The record kind of a serialized entry if ``init(serialized:)`` would accept its layout, else nil; reads a
     /// few bytes and allocates nothing.
     public static func kindIfWellFormed(_ bytes: [UInt8]) -> RecordKind? {
-        guard bytes.count >= overhead, bytes[0..<4].elementsEqual(FormatConstants.magic),
-            bytes[4] == FormatConstants.version, let kind = RecordKind(rawValue: bytes[5]), bytes[6] == 0, bytes[7] == 0
+        guard bytes.count >= unsignedOverhead, bytes[0..<4].elementsEqual(FormatConstants.magic) else { return nil }
+        let version = bytes[4]
+        guard version == FormatConstants.version || version == FormatConstants.version2,
+            let kind = RecordKind(rawValue: bytes[5]), kind.exists(inVersion: version)
         else { return nil }
+        let flags = UInt16(bytes[6]) << 8 | UInt16(bytes[7])
+        guard flags & ~EntryHeader.allowedFlags(version) == 0 else { return nil }
+        let signed = version == FormatConstants.version || flags & FormatConstants.signedFlag != 0
         var length = 0
         for index in (FormatConstants.headerSize - 4)..<FormatConstants.headerSize {
             length = length << 8 | Int(bytes[index])
         }
-        guard length <= FormatConstants.maxPayloadLength, bytes.count == overhead + length else { return nil }
+        let fixed = signed ? overhead : unsignedOverhead
+        guard length <= FormatConstants.maxPayloadLength, bytes.count == fixed + length else { return nil }
         return kind
+    }
+
+    /// Whether serialized bytes would carry a signature: false only for a version 2 entry without the signed flag
+    /// (reads the header's version and flags; anything too short to tell is taken as signed).
+    public static func carriesSignature(serialized bytes: [UInt8]) -> Bool {
+        guard bytes.count >= FormatConstants.headerSize, bytes[4] == FormatConstants.version2 else { return true }
+        return bytes[7] & UInt8(FormatConstants.signedFlag) != 0
     }
 
     /// SHA-256("audit-chain/v1/payload" || nonce || payload), recomputed from the bytes.
@@ -153,9 +175,9 @@ public struct SealedEntry: Sendable, Hashable {
         Self.payloadDigest(nonce: nonce, payload: payload) == payloadDigest
     }
 
-    /// Whether `key` signed this entry's hash.
+    /// Whether `key` signed this entry's hash (false for an entry that carries no signature).
     public func isSigned(by key: Curve25519.Signing.PublicKey) -> Bool {
-        key.isValidSignature(signature, for: Self.signedMessage(entryHash: entryHash))
+        header.carriesSignature && key.isValidSignature(signature, for: Self.signedMessage(entryHash: entryHash))
     }
 
     /// Decrypts an event payload with the data key.

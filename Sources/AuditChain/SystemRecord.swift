@@ -11,6 +11,12 @@ public enum SystemRecord: Sendable, Hashable {
     case retentionPrune(Removal)
     /// A signed head.
     case checkpoint(Checkpoint)
+    /// Format version 2: the end of an epoch and the next epoch's keys; signed by the outgoing key.
+    case epoch(Epoch)
+    /// Format version 2: the writer stopped cleanly.
+    case close(Marker)
+    /// Format version 2: the previous run ended without a close record.
+    case crashRecovery(Marker)
 
     /// Genesis payload.
     public struct Genesis: Sendable, Hashable {
@@ -24,19 +30,62 @@ public enum SystemRecord: Sendable, Hashable {
         public var dataKeyId: KeyID
         /// When the log was created.
         public var createdAt: AuditTimestamp
+        /// Format version 2 only: the scheduled length of an epoch in seconds (section 13.3); nil in version 1.
+        public var epochSeconds: UInt64?
         /// Creates a genesis payload.
         public init(
             logId: [UInt8],
             deviceId: String,
             signingPublicKey: [UInt8],
             dataKeyId: KeyID,
-            createdAt: AuditTimestamp
+            createdAt: AuditTimestamp,
+            epochSeconds: UInt64? = nil
         ) {
             self.logId = logId
             self.deviceId = deviceId
             self.signingPublicKey = signingPublicKey
             self.dataKeyId = dataKeyId
             self.createdAt = createdAt
+            self.epochSeconds = epochSeconds
+        }
+    }
+
+    /// Epoch record payload (format version 2, docs/FORMAT.md section 13.3). The epoch it opens starts at the
+    /// record's sealing time.
+    public struct Epoch: Sendable, Hashable {
+        /// The number of the epoch this record opens (the genesis opens epoch 0).
+        public var epoch: UInt64
+        /// The signing key of the new epoch (32 bytes, raw Ed25519); never one the log used before.
+        public var newSigningPublicKey: [UInt8]
+        /// The data key id of the events after this record.
+        public var newDataKeyId: KeyID
+        /// The scheduled length of the new epoch in seconds.
+        public var epochSeconds: UInt64
+        /// Why the epoch ended: `scheduled`, `rotation` (an operator's), `upgrade` (a version 1 log moving on), ...
+        public var reason: String
+        /// Creates an epoch payload.
+        public init(
+            epoch: UInt64,
+            newSigningPublicKey: [UInt8],
+            newDataKeyId: KeyID,
+            epochSeconds: UInt64,
+            reason: String
+        ) {
+            self.epoch = epoch
+            self.newSigningPublicKey = newSigningPublicKey
+            self.newDataKeyId = newDataKeyId
+            self.epochSeconds = epochSeconds
+            self.reason = reason
+        }
+    }
+
+    /// Close and crash recovery payload (format version 2): why, in a word or a sentence.
+    public struct Marker: Sendable, Hashable {
+        /// Why the record was sealed.
+        public var reason: String
+        /// Creates a marker payload.
+        public init(reason: String) {
+            self.reason = reason
         }
     }
 
@@ -103,6 +152,8 @@ public enum SystemRecord: Sendable, Hashable {
 
     /// The payload layout version (`v`).
     public static let version: Int64 = 1
+    /// The longest epoch a record may state: a year, in seconds.
+    public static let maxEpochSeconds: UInt64 = 31_536_000
 
     /// The canonical JSON bytes of the payload.
     public var canonicalPayload: [UInt8] {
@@ -114,6 +165,7 @@ public enum SystemRecord: Sendable, Hashable {
             members["signingPublicKey"] = .string(Bytes.hex(genesis.signingPublicKey))
             members["dataKeyId"] = .string(genesis.dataKeyId.hex)
             members["createdAt"] = .string(genesis.createdAt.rfc3339)
+            if let seconds = genesis.epochSeconds { members["epochSeconds"] = .integer(Int64(seconds)) }
         case .keyRotation(let rotation):
             members["newSigningPublicKey"] = .string(Bytes.hex(rotation.newSigningPublicKey))
             members["newDataKeyId"] = .string(rotation.newDataKeyId.hex)
@@ -128,6 +180,14 @@ public enum SystemRecord: Sendable, Hashable {
         case .checkpoint(let checkpoint):
             members["headSeq"] = .integer(Int64(checkpoint.headSeq))
             members["headHash"] = .string(Bytes.hex(checkpoint.headHash))
+        case .epoch(let epoch):
+            members["epoch"] = .integer(Int64(epoch.epoch))
+            members["newSigningPublicKey"] = .string(Bytes.hex(epoch.newSigningPublicKey))
+            members["newDataKeyId"] = .string(epoch.newDataKeyId.hex)
+            members["epochSeconds"] = .integer(Int64(epoch.epochSeconds))
+            members["reason"] = .string(epoch.reason)
+        case .close(let marker), .crashRecovery(let marker):
+            members["reason"] = .string(marker.reason)
         }
         return JSONValue.object(members).canonicalBytes
     }
@@ -144,10 +204,11 @@ public enum SystemRecord: Sendable, Hashable {
                     deviceId: try fields.string("deviceId"),
                     signingPublicKey: try fields.hex("signingPublicKey", size: FormatConstants.publicKeySize),
                     dataKeyId: KeyID(unchecked: try fields.hex("dataKeyId", size: FormatConstants.keyIdSize)),
-                    createdAt: try fields.timestamp("createdAt")
+                    createdAt: try fields.timestamp("createdAt"),
+                    epochSeconds: fields.members["epochSeconds"] == nil ? nil : try fields.epochSeconds()
                 )
             )
-            try fields.expectOnly(["logId", "deviceId", "signingPublicKey", "dataKeyId", "createdAt"])
+            try fields.expectOnly(["logId", "deviceId", "signingPublicKey", "dataKeyId", "createdAt", "epochSeconds"])
         case .keyRotation:
             self = .keyRotation(
                 KeyRotation(
@@ -185,6 +246,21 @@ public enum SystemRecord: Sendable, Hashable {
                 )
             )
             try fields.expectOnly(["headSeq", "headHash"])
+        case .epoch:
+            let epoch = Epoch(
+                epoch: try fields.unsigned("epoch"),
+                newSigningPublicKey: try fields.hex("newSigningPublicKey", size: FormatConstants.publicKeySize),
+                newDataKeyId: KeyID(unchecked: try fields.hex("newDataKeyId", size: FormatConstants.keyIdSize)),
+                epochSeconds: try fields.epochSeconds(),
+                reason: try fields.string("reason")
+            )
+            guard epoch.epoch >= 1 else { throw fields.fail("epoch", "must be at least 1 (the genesis opens epoch 0)") }
+            try fields.expectOnly(["epoch", "newSigningPublicKey", "newDataKeyId", "epochSeconds", "reason"])
+            self = .epoch(epoch)
+        case .close, .crashRecovery:
+            let marker = Marker(reason: try fields.string("reason"))
+            try fields.expectOnly(["reason"])
+            self = kind == .close ? .close(marker) : .crashRecovery(marker)
         case .event:
             throw AuditChainError(.malformedRecord, "an event is not a system record")
         }
@@ -198,6 +274,9 @@ public enum SystemRecord: Sendable, Hashable {
         case .accountedRemoval: .accountedRemoval
         case .retentionPrune: .retentionPrune
         case .checkpoint: .checkpoint
+        case .epoch: .epoch
+        case .close: .close
+        case .crashRecovery: .crashRecovery
         }
     }
 }
@@ -252,6 +331,15 @@ private struct RecordFields {
             throw fail(name, "must be an RFC 3339 time in canonical form")
         }
         return stamp
+    }
+
+    /// An epoch length in seconds: 1 to 31 536 000 (a year).
+    func epochSeconds() throws(AuditChainError) -> UInt64 {
+        let seconds = try unsigned("epochSeconds")
+        guard (1...SystemRecord.maxEpochSeconds).contains(seconds) else {
+            throw fail("epochSeconds", "must be between 1 and \(SystemRecord.maxEpochSeconds)")
+        }
+        return seconds
     }
 
     func expectOnly(_ names: Set<String>) throws(AuditChainError) {

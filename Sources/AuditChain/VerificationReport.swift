@@ -36,6 +36,18 @@ public struct VerificationReport: Sendable, Hashable {
             /// A copy of a header field the storage keeps beside the entry (the SQLite log's `hash`, `kind` or
             /// `time` column) disagrees with the entry bytes; the entry itself is checked as usual.
             case lookupMismatch
+            /// Format version 2: the epoch chain is broken (an epoch record out of number, unsigned, going back in
+            /// time or reusing a key), or an entry's sealing time lies outside its epoch's window.
+            case epochInvalid
+            /// Format version 2: two different entries (or epoch records) signed under one key for one place: the
+            /// key is compromised; both are evidence.
+            case equivocation
+            /// Format version 2: an entry no valid signature covers (after the last signature of the log, or before
+            /// an entry that breaks the chain to the next signature).
+            case unsealed
+            /// Format version 2: the log is neither closed nor has an epoch record within two epoch lengths of the
+            /// time of verification: its writer crashed, or its tail was cut.
+            case openEnd
         }
 
         /// The sequence number the problem is at (the first of a range).
@@ -89,6 +101,16 @@ public struct VerificationReport: Sendable, Hashable {
     public var head: ChainHead?
     /// Whether the fast mode was used.
     public var fast: Bool = false
+    /// The highest format version among the entries read (1 or 2); 0 when none was read.
+    public var formatVersion: UInt8 = 0
+    /// Format version 2: the epochs the chain holds (the genesis's epoch 0 and one per epoch record); 0 in version 1.
+    public var epochs: Int = 0
+    /// Format version 2: when the current epoch began (its epoch record's sealing time, or the genesis's).
+    public var lastEpochTime: AuditTimestamp?
+    /// Format version 2: whether the last entry is a close record.
+    public var closed: Bool = false
+    /// Format version 2: the entries after the last valid signature.
+    public var unsealedTail: Int = 0
 
     /// True when no problem was found.
     public var isClean: Bool { problems.isEmpty }

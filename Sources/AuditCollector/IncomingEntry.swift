@@ -54,7 +54,8 @@ struct IncomingEntry: Sendable {
         var prepared = Parallel.map(items, parallelism: cores) { IncomingEntry($0) }
         var keys = knownKeys
         for item in prepared {
-            guard let entry = item.entry, entry.header.kind == .genesis || entry.header.kind == .keyRotation,
+            guard let entry = item.entry,
+                [.genesis, .keyRotation, .epoch].contains(entry.header.kind),
                 let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload)
             else { continue }
             if let key = ChainRules.introducedKey(record) { keys[KeyID.signing(key)] = key }
@@ -69,6 +70,35 @@ struct IncomingEntry: Sendable {
             return key.isValidSignature(entry.signature, for: SealedEntry.signedMessage(entryHash: item.entryHash))
         }
         for index in prepared.indices { prepared[index].signatureValid = checks[index] }
+        settleCoverage(&prepared, held: held)
         return prepared
+    }
+
+    /// Format version 2 (docs/FORMAT.md, section 13.1): an entry without a signature of its own is authentic when
+    /// the next entry of the batch, by the same key and log, at the next seq, links to it and is itself authentic (its
+    /// signature verifies, a later one covers it, or the collector holds it byte for byte); otherwise it counts as
+    /// not signed, and the decision refuses it like a bad signature.
+    static func settleCoverage(_ prepared: inout [IncomingEntry], held: [UInt64: HeldEntry]) {
+        var nextAuthentic = false
+        for index in prepared.indices.reversed() {
+            guard let entry = prepared[index].entry else {
+                nextAuthentic = false
+                continue
+            }
+            if entry.header.carriesSignature {
+                nextAuthentic = prepared[index].signatureValid ?? (held[prepared[index].seq]?.bytes == prepared[index].bytes)
+                continue
+            }
+            var covered = false
+            if nextAuthentic, index + 1 < prepared.count, let next = prepared[index + 1].entry?.header {
+                let header = entry.header
+                covered =
+                    next.logId == header.logId && next.signingKeyId == header.signingKeyId && header.seq < .max
+                    && next.seq == header.seq + 1 && next.prevHash == prepared[index].entryHash
+            }
+            if !covered, held[prepared[index].seq]?.bytes == prepared[index].bytes { covered = true }
+            prepared[index].signatureValid = covered
+            nextAuthentic = covered
+        }
     }
 }

@@ -97,6 +97,13 @@ struct IngestDecider {
             )
         }
         guard incoming.isSigned(by: grant.publicKey) else {
+            guard header.carriesSignature else {
+                return reject(
+                    422,
+                    "no signature covers it: it carries none, and no later entry of the batch signed by key \(keyId) "
+                        + "links to it (format version 2: a batch ends on a signed entry)"
+                )
+            }
             return reject(422, "the signature does not verify with key \(keyId)")
         }
         if let violation = ChainRules.keySigns(keyId, window: grant.window, seq: seq) {
@@ -176,7 +183,14 @@ struct IngestDecider {
         case .keyRotation?:
             return record.flatMap(ChainRules.introducedKey) == nil
                 ? "the rotation's new signing key is not an Ed25519 key" : nil
-        case nil:
+        case .epoch?:
+            guard header.carriesSignature else { return ChainRules.Violation.epochUnsigned(seq: header.seq).description }
+            guard let key = record.flatMap(ChainRules.introducedKey) else {
+                return "the epoch's new signing key is not an Ed25519 key"
+            }
+            return KeyID.signing(key) == header.signingKeyId
+                ? ChainRules.Violation.epochKeyNotFresh(seq: header.seq).description : nil
+        case .close?, .crashRecovery?, nil:
             return nil
         }
     }
@@ -186,7 +200,7 @@ struct IngestDecider {
         switch record {
         case .genesis?:
             if keys[signer] == nil { setGrant(grant, for: signer) }
-        case .keyRotation?:
+        case .keyRotation?, .epoch?:
             guard let next = record.flatMap(ChainRules.introducedKey) else { return }
             let nextId = KeyID.signing(next)
             let changes = ChainRules.rotation(
@@ -200,7 +214,7 @@ struct IngestDecider {
             }
         case .accountedRemoval(let removal)?, .retentionPrune(let removal)?:
             plan.removals.append(RemovalSpan(recordSeq: seq, removal: removal))
-        case .checkpoint?, nil:
+        case .checkpoint?, .close?, .crashRecovery?, nil:
             break
         }
     }

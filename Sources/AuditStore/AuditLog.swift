@@ -22,6 +22,14 @@ public final class AuditLog: Sendable {
         public var now: @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
         /// Random bytes for nonces and new keys.
         public var randomBytes: @Sendable (Int) -> [UInt8] = { SecureRandom.bytes($0) }
+        /// The format version of a log ``AuditLog/create(storage:keys:deviceId:configuration:)`` makes: 2 (epochs,
+        /// one signature per commit; docs/FORMAT.md section 13) or 1.
+        public var formatVersion: UInt8 = FormatConstants.version2
+        /// Version 2: the length of an epoch, in seconds, for a new log and for the epochs that begin from now on.
+        public var epochSeconds: UInt64 = 600
+        /// Version 2: a batch signs at least every this many entries (so that a delivery batch can end on a signed
+        /// entry).
+        public var signEvery = 256
 
         /// The defaults.
         public init() {}
@@ -36,6 +44,11 @@ public final class AuditLog: Sendable {
         static let dataKeySince = "dataKeySinceSeq"
         static let lastCheckpointSeq = "lastCheckpointSeq"
         static let checkpoint = "checkpoint"
+        static let formatVersion = "formatVersion"
+        static let epoch = "epoch"
+        static let epochStartsAt = "epochStartsAt"
+        static let epochSeconds = "epochSeconds"
+        static let runOpen = "runOpen"
     }
 
     /// The storage.
@@ -102,17 +115,27 @@ public final class AuditLog: Sendable {
                         "an audit log already exists here (another init got there first); it is never overwritten"
                     )
                 }
+                let version2 = configuration.formatVersion == FormatConstants.version2
+                let epochSeconds = min(max(configuration.epochSeconds, 1), SystemRecord.maxEpochSeconds)
                 let (_, genesis) = ChainSealer.genesis(
                     logId: logId,
                     deviceId: deviceId,
                     signingKey: signing,
                     dataKey: data,
-                    time: time
+                    time: time,
+                    epochSeconds: version2 ? epochSeconds : nil
                 )
-                let metadata = [
+                var metadata = [
                     Meta.logId: Hex.encode(logId), Meta.deviceId: deviceId, Meta.signingKeyId: signing.id.hex,
                     Meta.dataKeyId: data.id.hex, Meta.dataKeySince: "0", Meta.lastCheckpointSeq: "0",
                 ]
+                if version2 {
+                    metadata.merge(
+                        Self.epochMetadata(
+                            ChainRules.EpochState(number: 0, startsAt: time, epochSeconds: epochSeconds, recordSeq: 0)
+                        )
+                    ) { _, new in new }
+                }
                 return (LogAppend(entries: [genesis], metadata: metadata), ())
             }
         } catch let error as LogStoreError where error.code == .alreadyInitialized {
@@ -223,11 +246,14 @@ public final class AuditLog: Sendable {
 
     /// Appends a system record (an accounted removal or retention prune); returns its entry.
     public func appendSystemRecord(_ record: SystemRecord) async throws -> SealedEntry {
-        guard record.kind == .accountedRemoval || record.kind == .retentionPrune || record.kind == .checkpoint else {
+        guard [.accountedRemoval, .retentionPrune, .checkpoint, .close, .crashRecovery].contains(record.kind) else {
             throw LogStoreError(.invalidInput, "use rotateKeys() for a rotation; the genesis is written by create()")
         }
         return try await storage.append { snapshot in
             var writer = try self.writer(for: snapshot)
+            guard record.kind.exists(inVersion: writer.sealer.formatVersion) else {
+                throw LogStoreError(.invalidInput, "a \(record.kind) record exists only in format version 2 logs")
+            }
             let entry = writer.sealer.seal(record, time: self.configuration.now())
             writer.entries.append(entry)
             return (LogAppend(entries: writer.entries, metadata: writer.metadata), entry)
@@ -239,6 +265,12 @@ public final class AuditLog: Sendable {
     public func rotateKeys(reason: String) async throws -> SealedEntry {
         // A log that refuses appends refuses this one before new key files are written for it.
         try checkAppendable()
+        if Self.epochState(try storage.snapshot().metadata) != nil {
+            // Version 2: an operator's rotation is an early end of the epoch, with a new data key too.
+            guard let entry = try await endEpoch(reason: "rotation: " + reason, onlyIfDue: false, newDataKey: true)
+            else { throw LogStoreError(.storage, "the epoch did not end") }
+            return entry
+        }
         let signing = try SigningKey(rawRepresentation: configuration.randomBytes(32))
         let data = try DataKey(rawRepresentation: configuration.randomBytes(32))
         try keys.write(signing)
@@ -313,6 +345,13 @@ public final class AuditLog: Sendable {
         }
     }
 
+    /// Drops signing keys from memory (erased keys: nothing signs with them again).
+    func forgetSigningKeys(_ ids: [KeyID]) {
+        keyCache.withLock { cache in
+            for id in ids { cache.removeValue(forKey: id) }
+        }
+    }
+
     /// A signing key of this device, from the key files once, then from memory.
     private func signingKey(id: KeyID) throws -> SigningKey {
         try keyCache.withLock { cache in
@@ -326,11 +365,23 @@ public final class AuditLog: Sendable {
     func writer(for snapshot: LogSnapshot) throws -> LogWriter {
         let head = try sealingHead(snapshot)
         let (signing, data) = try activeKeys(snapshot)
-        return LogWriter(
-            sealer: ChainSealer(head: head, signingKey: signing, dataKey: data),
-            metadata: [:],
-            snapshot: snapshot
+        let epoch = Self.epochState(snapshot.metadata)
+        if epoch == nil, let newest = snapshot.newest, newest.header.version == FormatConstants.version2 {
+            throw LogStoreError(
+                .corruptState,
+                "the log's newest entry is in format version 2, but its metadata does not state its epoch: the "
+                    + "metadata was altered behind the log's back; run `auditctl verify`"
+            )
+        }
+        var sealer = ChainSealer(
+            head: head,
+            signingKey: signing,
+            dataKey: data,
+            formatVersion: epoch == nil ? FormatConstants.version : FormatConstants.version2
         )
+        sealer.signEvery = configuration.signEvery
+        sealer.earliestTime = epoch?.startsAt
+        return LogWriter(sealer: sealer, metadata: [:], snapshot: snapshot)
     }
 
     /// Throws what any transaction that seals (events, records, checkpoints, rotations, delivery bookkeeping)
@@ -387,7 +438,7 @@ public final class AuditLog: Sendable {
             )
         }
         let signing =
-            newest.header.kind == .keyRotation
+            newest.header.kind == .keyRotation || newest.header.kind == .epoch
             ? try introducedKeys(newest).signing : newest.header.signingKeyId
         let data = source.header.kind == .event ? source.header.dataKeyId : try introducedKeys(source).data
         for (key, chain, what) in [(Meta.signingKeyId, signing, "signing"), (Meta.dataKeyId, data, "data")] {
@@ -411,6 +462,7 @@ public final class AuditLog: Sendable {
         switch record {
         case .genesis(let genesis)?: data = genesis.dataKeyId
         case .keyRotation(let rotation)?: data = rotation.newDataKeyId
+        case .epoch(let epoch)?: data = epoch.newDataKeyId
         default:
             throw LogStoreError(
                 .corruptState,
@@ -481,7 +533,9 @@ public final class AuditLog: Sendable {
     /// before the key's nonce budget runs out.
     private func finish(_ writer: inout LogWriter) throws {
         let since = UInt64(writer.snapshot.metadata[Meta.dataKeySince] ?? "0") ?? 0
-        if writer.sealer.head.seq - since >= configuration.maxEntriesPerDataKey {
+        if writer.sealer.formatVersion == FormatConstants.version,
+            writer.sealer.head.seq - since >= configuration.maxEntriesPerDataKey
+        {
             let data = try DataKey(rawRepresentation: configuration.randomBytes(32))
             try keys.write(data)
             _ = writer.rotate(

@@ -29,10 +29,10 @@ public struct LogSnapshot: Sendable {
         self.keySource = keySource
     }
 
-    /// Whether an entry of `kind` names the data key active after it: an event its own, a rotation and the genesis
-    /// the one they introduce. Checkpoints and removal records name none.
+    /// Whether an entry of `kind` names the data key active after it: an event its own, a rotation, an epoch record
+    /// and the genesis the one they introduce. Checkpoints, removal, close and crash records name none.
     static func namesDataKey(_ kind: RecordKind) -> Bool {
-        kind == .event || kind == .keyRotation || kind == .genesis
+        kind == .event || kind == .keyRotation || kind == .epoch || kind == .genesis
     }
 
     /// The newest entry from `newest` back that names the active data key (``keySource``). Each entry on the way

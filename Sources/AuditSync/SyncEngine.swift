@@ -255,7 +255,9 @@ public actor SyncEngine {
 
         if mayAttempt, !prepared.selected.isEmpty {
             report.attempted = true
-            let entries = try log.entries(seqs: prepared.selected)
+            // A batch ends on an entry that carries a signature (format version 2 signs once per commit): the entries
+            // after the last one wait for the next batch, so that the collector never holds what it cannot check.
+            let entries = Self.endingOnSignature(try log.entries(seqs: prepared.selected))
             // Log id and checkpoint are read once per cycle, not once per (split) request.
             let context = BatchContext(logId: try log.info().logId, checkpoint: try log.latestCheckpoint())
             try await deliver(entries, context, replayed: prepared.replayed, report: &report)
@@ -380,13 +382,32 @@ public actor SyncEngine {
             if entries.count == 1 {
                 try await reject(entries[0].seq, reason: reason, replayed: replayed, report: &report)
             } else {
-                let half = entries.count / 2
+                let half = Self.splitPoint(entries)
                 try await deliver(Array(entries[..<half]), context, replayed: replayed, report: &report)
                 if pipeline.mayAttempt(at: clocks.elapsed) {
                     try await deliver(Array(entries[half...]), context, replayed: replayed, report: &report)
                 }
             }
         }
+    }
+
+    /// The batch less the entries after its last entry that carries a signature (format version 2, docs/FORMAT.md
+    /// section 13.1); the whole batch when none does (a batch smaller than the log's signing interval, which the
+    /// collector refuses until the next signature is sealed and selected with them).
+    static func endingOnSignature(_ entries: [StoredEntry]) -> [StoredEntry] {
+        guard let last = entries.lastIndex(where: { SealedEntry.carriesSignature(serialized: $0.bytes) }) else {
+            return entries
+        }
+        return Array(entries[...last])
+    }
+
+    /// Where to split a refused batch of several entries: after the entry that carries a signature nearest the
+    /// middle, so that each half ends on a signature; the middle when only the last entry carries one.
+    static func splitPoint(_ entries: [StoredEntry]) -> Int {
+        let middle = entries.count / 2
+        let signed = entries.indices.dropLast().filter { SealedEntry.carriesSignature(serialized: entries[$0].bytes) }
+        guard let nearest = signed.min(by: { abs($0 + 1 - middle) < abs($1 + 1 - middle) }) else { return middle }
+        return nearest + 1
     }
 
     private func persistStatus(_ report: CycleReport) async throws {

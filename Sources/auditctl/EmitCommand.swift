@@ -47,7 +47,10 @@ struct EmitCommand: AsyncParsableCommand {
         } else {
             events = [ProducerEvent(try eventFromFlags(catalogue), occurredAtStamped: true)]
         }
-        let receipts = try await global.openLog().append(events)
+        let log = try global.openLog()
+        let receipts = try await log.append(events)
+        // Format version 2: an epoch past its scheduled end ends now (the agent ends it on time when it runs).
+        try await log.endEpochIfDue()
         if json {
             printJSON(
                 .object([

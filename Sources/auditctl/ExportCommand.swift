@@ -88,7 +88,7 @@ struct ExportCommand: AsyncParsableCommand {
         if from > 0 {
             try log.storage.forEachEntry(from: 0, through: from - 1) { entry in
                 let kind = SealedEntry.kindIfWellFormed(entry.bytes)
-                if entry.seq == 0 || kind == .keyRotation { try write(entry) }
+                if entry.seq == 0 || kind == .keyRotation || kind == .epoch { try write(entry) }
                 return true
             }
         }

@@ -17,10 +17,31 @@ struct InitCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The device id the log belongs to (default: the host name).")
     var deviceId: String?
 
+    @Option(
+        name: .long,
+        help: "Format version 2: the length of an epoch, after which the signing key is replaced and erased."
+    )
+    var epochSeconds: UInt64 = 600
+
+    @Option(name: .long, help: "The format version of the new log: 2 (epochs, forward-secure keys) or 1.")
+    var formatVersion: UInt8 = FormatConstants.version2
+
+    func validate() throws {
+        guard formatVersion == FormatConstants.version || formatVersion == FormatConstants.version2 else {
+            throw ValidationError("--format-version must be 1 or 2")
+        }
+        guard (1...SystemRecord.maxEpochSeconds).contains(epochSeconds) else {
+            throw ValidationError("--epoch-seconds must be between 1 and \(SystemRecord.maxEpochSeconds)")
+        }
+    }
+
     func run() async throws {
         let state = global.state
         let device = deviceId ?? ProcessInfo.processInfo.hostName
-        let log = try await state.createLog(deviceId: device)
+        var configuration = AuditLog.Configuration()
+        configuration.formatVersion = formatVersion
+        configuration.epochSeconds = epochSeconds
+        let log = try await state.createLog(deviceId: device, configuration: configuration)
         let info = try log.info()
         let signing = try log.activeSigningKey()
         if output.json {

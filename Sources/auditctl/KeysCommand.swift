@@ -10,8 +10,59 @@ struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
         abstract: "Show, rotate and export the device keys.",
-        subcommands: [Show.self, Rotate.self, ExportPublic.self]
+        subcommands: [Show.self, Rotate.self, ExportPublic.self, Upgrade.self]
     )
+
+    /// The public keys a verifier pins: in format version 2, the genesis key (the chain introduces every later one)
+    /// and the active key, as the private keys of ended epochs are erased; in version 1, every signing key file.
+    static func publicKeys(_ log: AuditLog) throws -> [Curve25519.Signing.PublicKey] {
+        guard try log.currentEpoch() != nil else { return try log.keys.allSigningKeys().map(\.publicKey) }
+        var keys: [Curve25519.Signing.PublicKey] = []
+        if let first = try log.storage.entries(from: 0, through: 0, limit: 1).first,
+            let entry = try? SealedEntry(serialized: first.bytes),
+            let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload),
+            let genesisKey = ChainRules.introducedKey(record)
+        {
+            keys.append(genesisKey)
+        }
+        let active = try log.activeSigningKey().publicKey
+        if !keys.contains(where: { $0.rawRepresentation == active.rawRepresentation }) { keys.append(active) }
+        return keys
+    }
+
+    struct Upgrade: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move a format version 1 log to version 2 (epochs) and erase its retired signing keys.",
+            discussion: """
+                Seals the upgrade record (epoch 1), signed by the active version 1 key, and then erases every \
+                signing key file but the new epoch's: the version 1 history can no longer be re-signed by \
+                whoever reads the state directory. No entry is rewritten; the whole log keeps verifying with its \
+                genesis key pinned. Export the public keys first if a verifier pins them.
+                """
+        )
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var output: OutputOptions
+        @Flag(name: .long, help: "Confirm that the retired signing keys are to be erased (required).")
+        var eraseRetiredKeys = false
+
+        func run() async throws {
+            guard eraseRetiredKeys else {
+                throw CLIError("the upgrade erases the retired signing keys: confirm with --erase-retired-keys")
+            }
+            let log = try global.openLog()
+            let (record, erased) = try await log.upgradeToVersion2()
+            if output.json {
+                printJSON(
+                    .object([
+                        "seq": .unsigned(record.header.seq), "formatVersion": .unsigned(2),
+                        "erasedSigningKeyIds": .array(erased.map { .string($0.hex) }),
+                    ])
+                )
+            } else {
+                print("upgraded to format version 2 at seq \(record.header.seq); erased \(erased.count) signing key(s)")
+            }
+        }
+    }
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -23,31 +74,45 @@ struct KeysCommand: ParsableCommand {
         func run() throws {
             let log = try global.openLog()
             let active = try log.activeSigningKey()
-            let signing = try log.keys.allSigningKeys()
+            // Version 2: the private keys of ended epochs are erased; their public keys are in the chain.
+            let signing = try KeysCommand.publicKeys(log)
             let data = try log.keys.allDataKeys()
             let activeData = try log.storage.snapshot().metadata["activeDataKeyId"] ?? ""
+            let epoch = try log.currentEpoch()
             if output.json {
-                printJSON(
-                    .object([
-                        "activeSigningKeyId": .string(active.id.hex),
-                        "activeDataKeyId": .string(activeData),
-                        "signingKeys": .array(
-                            signing.map {
-                                .object([
-                                    "keyId": .string($0.id.hex),
-                                    "publicKey": .string(Hex.encode($0.publicKey.rawRepresentation)),
-                                ])
-                            }
-                        ),
-                        "dataKeyIds": .array(data.map { .string($0.id.hex) }),
-                    ])
-                )
+                var object: [String: JSONValue] = [
+                    "activeSigningKeyId": .string(active.id.hex),
+                    "activeDataKeyId": .string(activeData),
+                    "formatVersion": .unsigned(epoch == nil ? 1 : 2),
+                    "signingKeys": .array(
+                        signing.map {
+                            .object([
+                                "keyId": .string(KeyID.signing($0).hex),
+                                "publicKey": .string(Hex.encode($0.rawRepresentation)),
+                            ])
+                        }
+                    ),
+                    "dataKeyIds": .array(data.map { .string($0.id.hex) }),
+                ]
+                if let epoch {
+                    object["epoch"] = .unsigned(epoch.number)
+                    object["epochStartedAt"] = .string(epoch.startsAt.rfc3339)
+                    object["epochSeconds"] = .unsigned(epoch.epochSeconds)
+                }
+                printJSON(.object(object))
             } else {
                 for key in signing {
-                    let mark = key.id == active.id ? " (active)" : ""
-                    print("signing \(key.id) public \(Hex.encode(key.publicKey.rawRepresentation))\(mark)")
+                    let id = KeyID.signing(key)
+                    let mark = id == active.id ? " (active)" : epoch == nil ? "" : " (genesis, public only)"
+                    print("signing \(id) public \(Hex.encode(key.rawRepresentation))\(mark)")
                 }
                 for key in data { print("data \(key.id)\(key.id.hex == activeData ? " (active)" : "")") }
+                if let epoch {
+                    print(
+                        "format version 2, epoch \(epoch.number) since \(epoch.startsAt.rfc3339) (\(epoch.epochSeconds) s "
+                            + "each); the private keys of earlier epochs are erased"
+                    )
+                }
             }
         }
     }
@@ -85,7 +150,7 @@ struct KeysCommand: ParsableCommand {
             let log = try global.openLog()
             let bytes = PublicKeyFile.render(
                 logId: try log.info().logId,
-                keys: try log.keys.allSigningKeys().map(\.publicKey)
+                keys: try KeysCommand.publicKeys(log)
             )
             if let out {
                 try writeOutput(bytes, to: out)

@@ -30,6 +30,14 @@ struct VerifyCommand: ParsableCommand {
     @Option(name: .long, help: "Pinned public keys (auditctl keys export-public).") var publicKey: String?
     @Option(name: .long, help: "A trusted signed checkpoint (auditctl checkpoint --out).") var checkpoint: String?
     @Flag(name: .long, help: "Check links everywhere, signatures at anchors only.") var fast = false
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The time a format version 2 log's end is judged at (RFC 3339; default: now): not closed and no "
+                + "epoch record within two epoch lengths before it is a finding."
+        )
+    )
+    var asOf: String?
     @Flag(
         name: .long,
         help: "Also open and validate every event with the data keys (--data-key files, and the state directory's)."
@@ -51,7 +59,9 @@ struct VerifyCommand: ParsableCommand {
         } else {
             // Only the entries and the trust anchors: the log's metadata and private keys may be what was damaged.
             let (storage, keys) = try global.state.openStorage()
-            let trusted = try pinned ?? keys.allSigningKeys().map(\.publicKey)
+            // Unpinned: the key files, and (format version 2, whose ended epochs' keys are erased) the key of the
+            // log's own genesis, which introduces every later one.
+            let trusted = try pinned ?? (keys.allSigningKeys().map(\.publicKey) + Self.genesisKey(storage))
             guard !trusted.isEmpty else {
                 throw CLIError(
                     "no signing key in \(keys.directory) to verify with: pin the public keys with --public-key"
@@ -59,6 +69,7 @@ struct VerifyCommand: ParsableCommand {
             }
             var options = ChainVerifier.Options(trustedKeys: trusted)
             options.fast = fast
+            options.referenceTime = try referenceTime()
             options.trustedCheckpoint = trustedCheckpoint ?? storedCheckpoint(storage)
             options.catalogue = try global.loadCatalogue()
             if decrypt { options.dataKeys = try decryptionKeys(merging: keys) }
@@ -84,6 +95,25 @@ struct VerifyCommand: ParsableCommand {
         if !summary.isClean { throw ExitCode(1) }
     }
 
+    /// The time the end of a version 2 log is judged at: `--as-of`, or now.
+    private func referenceTime() throws -> AuditTimestamp {
+        guard let asOf else { return AuditTimestamp.now() }
+        guard let time = AuditTimestamp(rfc3339: asOf) else {
+            throw CLIError("--as-of must be an RFC 3339 time such as 2026-11-28T12:00:00.000Z, not \(asOf)")
+        }
+        return time
+    }
+
+    /// The signing key the stored genesis introduces, if it can be read.
+    static func genesisKey(_ storage: any LogStorage) -> [Curve25519.Signing.PublicKey] {
+        guard let first = try? storage.entries(from: 0, through: 0, limit: 1).first,
+            let entry = try? SealedEntry(serialized: first.bytes),
+            let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload),
+            let key = ChainRules.introducedKey(record)
+        else { return [] }
+        return [key]
+    }
+
     /// The data keys `--decrypt` opens events with: the `--data-key` files and those of `store`.
     /// - Throws: ``CLIError`` (exit 2) when there are none: verifying "with decryption" and opening nothing would
     ///   say less than it seems to.
@@ -106,6 +136,7 @@ struct VerifyCommand: ParsableCommand {
         let (reader, header) = (bundle.reader, bundle.header)
         var options = ChainVerifier.Options(trustedKeys: bundle.trustedKeys)
         options.fast = fast
+        options.referenceTime = try referenceTime()
         options.firstSeq = header.firstSeq
         options.announcedLastSeq = header.lastSeq
         options.trustedCheckpoint = checkpoint ?? header.checkpoint

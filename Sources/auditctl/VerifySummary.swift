@@ -38,6 +38,11 @@ struct VerifySummary {
             "entries": .integer(Int64(report.entriesChecked)),
             "signaturesChecked": .integer(Int64(report.signaturesChecked)),
             "payloadsOpened": .integer(Int64(report.payloadsOpened)),
+            "formatVersion": .integer(Int64(report.formatVersion)),
+            "epochs": .integer(Int64(report.epochs)),
+            "lastEpochTime": report.lastEpochTime.map { .string($0.rfc3339) } ?? .null,
+            "closed": .bool(report.closed),
+            "unsealedTail": .integer(Int64(report.unsealedTail)),
             "logId": logId.map { .string(Hex.encode($0)) } ?? .null,
             "head": report.head.map { .object(["seq": .unsigned($0.seq), "hash": .string(Hex.encode($0.hash))]) }
                 ?? .null,

@@ -82,6 +82,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Wall-clock jump tolerance, seconds (default 300).") var clockJumpToleranceSeconds: String?
     @Option(help: "Deadline of one backend request, seconds (default 30).") var requestTimeoutSeconds: String?
     @Option(help: "Idle sync loop interval, seconds (default 2).") var syncIntervalSeconds: String?
+    @Option(help: "Epoch length, seconds: the signing key is replaced and erased then (default 600).")
+    var epochSeconds: String?
     @Option(help: "Bound on graceful shutdown, seconds (default 10).") var shutdownTimeoutSeconds: String?
     @Option(help: "trace, debug, info, notice, warning, error, critical (default info).") var logLevel: String?
     @Option(help: "logfmt or json (default logfmt).") var logFormat: String?
@@ -108,6 +110,7 @@ struct RunCommand: AsyncParsableCommand {
             "retryScheduleSeconds": retryScheduleSeconds, "jitter": jitter,
             "clockJumpToleranceSeconds": clockJumpToleranceSeconds, "requestTimeoutSeconds": requestTimeoutSeconds,
             "syncIntervalSeconds": syncIntervalSeconds, "shutdownTimeoutSeconds": shutdownTimeoutSeconds,
+            "epochSeconds": epochSeconds,
             "logLevel": logLevel, "logFormat": logFormat,
         ]
         return values.compactMapValues { $0 }
