@@ -5,8 +5,8 @@ import ServiceLifecycle
 
 /// Format version 2's epochs as a service (docs/FORMAT.md, section 13.3): at start it erases the signing keys of
 /// ended epochs a crash left behind and seals a crash recovery record when the previous run did not close; it
-/// ends each epoch on time whether events arrive or not; a graceful shutdown seals the close record. Nothing for a
-/// version 1 log.
+/// ends each epoch on time whether events arrive or not; a graceful shutdown seals the close record. A version 1 log
+/// is looked at again every ``longestSleep`` (an operator may upgrade it while the agent runs).
 struct EpochService: Service, CustomStringConvertible {
     let log: AuditLog
     let logger: Logger
@@ -14,9 +14,13 @@ struct EpochService: Service, CustomStringConvertible {
     static let longestSleep: Duration = .seconds(30)
 
     func run() async throws {
-        guard (try? log.currentEpoch()) ?? nil != nil else { return }
-        await start()
-        await cancelWhenGracefulShutdown { await endEpochsOnTime() }
+        let started = await cancelWhenGracefulShutdown { () async -> Bool in
+            guard await waitForVersion2() else { return false }
+            await start()
+            await endEpochsOnTime()
+            return true
+        }
+        guard started == true || (try? log.currentEpoch()) ?? nil != nil else { return }
         do {
             if let record = try await log.endRun() {
                 logger.info("sealed the close record", metadata: ["seq": "\(record.header.seq)"])
@@ -24,6 +28,15 @@ struct EpochService: Service, CustomStringConvertible {
         } catch {
             logger.error("cannot seal the close record", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Waits until the log is in format version 2 (at once for a version 2 log); false when cancelled first.
+    private func waitForVersion2() async -> Bool {
+        while !Task.isCancelled {
+            if (try? log.currentEpoch()) ?? nil != nil { return true }
+            do { try await Task.sleep(for: Self.longestSleep) } catch { return false }
+        }
+        return false
     }
 
     private func start() async {

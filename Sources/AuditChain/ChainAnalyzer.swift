@@ -209,7 +209,8 @@ struct ChainAnalyzer: Sendable {
                 activeDataKey = nil
             } else {
                 if header.seq == tip.seq {
-                    if tip.hash != hash, let key = tip.keyId, key == header.signingKeyId,
+                    if header.version == FormatConstants.version2, tip.hash != hash, let key = tip.keyId,
+                        key == header.signingKeyId,
                         keyProblem(header.signingKeyId, seq: header.seq) == nil
                     {
                         // Both authentic under one key: whoever holds that key signed two histories.

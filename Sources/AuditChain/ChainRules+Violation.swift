@@ -89,7 +89,7 @@ extension ChainRules {
             case .keyNotYetValid(let keyId, let fromSeq):
                 "signed by key \(keyId), which signs only from seq \(fromSeq), after the rotation that introduced it"
             case .keyRetired(let keyId, let rotationSeq):
-                "signed by key \(keyId), which the key rotation or epoch record at seq \(rotationSeq) retired"
+                "signed by key \(keyId), which the key rotation at seq \(rotationSeq) retired"
             case .versionGoesBack(let seq):
                 "the entry at seq \(seq) is in format version 1, after the log moved to version 2"
             case .upgradeNotEpoch(let seq):

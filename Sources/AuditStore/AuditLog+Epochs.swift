@@ -20,6 +20,12 @@ extension AuditLog {
         )
     }
 
+    /// The public key of the epoch the newest epoch record ended, from the metadata.
+    static func epochSigner(_ metadata: [String: String]) -> Curve25519.Signing.PublicKey? {
+        guard let hex = metadata[Meta.epochSignerPublicKey], let raw = Hex.decode(hex) else { return nil }
+        return try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
+    }
+
     /// The metadata that states `state` (and format version 2).
     static func epochMetadata(_ state: ChainRules.EpochState) -> [String: String] {
         [
@@ -105,8 +111,10 @@ extension AuditLog {
                     epochSeconds: min(max(configuration.epochSeconds, 1), SystemRecord.maxEpochSeconds),
                     reason: reason
                 )
+                let outgoing = writer.sealer.signingKey.publicKey
                 let entry = writer.sealer.endEpoch(record, signingKey: signing, dataKey: data, time: now)
                 writer.entries.append(entry)
+                writer.metadata[Meta.epochSignerPublicKey] = Hex.encode(outgoing.rawRepresentation)
                 writer.metadata[Meta.signingKeyId] = signing.id.hex
                 writer.metadata[Meta.dataKeyId] = data.id.hex
                 if rotateData { writer.metadata[Meta.dataKeySince] = String(entry.header.seq) }
@@ -130,6 +138,7 @@ extension AuditLog {
             throw error
         }
         guard let outcome else { return nil }
+        noteAuthenticHead(outcome.entry.entryHash)
         // The record is durable: the outgoing key can no longer be needed, and must not survive.
         try eraseSigningKeys(outcome.retired)
         erasedKeys(outcome.retired)

@@ -22,9 +22,9 @@ public final class AuditLog: Sendable {
         public var now: @Sendable () -> AuditTimestamp = { AuditTimestamp.now() }
         /// Random bytes for nonces and new keys.
         public var randomBytes: @Sendable (Int) -> [UInt8] = { SecureRandom.bytes($0) }
-        /// The format version of a log ``AuditLog/create(storage:keys:deviceId:configuration:)`` makes: 2 (epochs,
-        /// one signature per commit; docs/FORMAT.md section 13) or 1.
-        public var formatVersion: UInt8 = FormatConstants.version2
+        /// The format version of a log ``AuditLog/create(storage:keys:deviceId:configuration:)`` makes: 1, or 2
+        /// (epochs, one signature per commit; docs/FORMAT.md section 13).
+        public var formatVersion: UInt8 = FormatConstants.version
         /// Version 2: the length of an epoch, in seconds, for a new log and for the epochs that begin from now on.
         public var epochSeconds: UInt64 = 600
         /// Version 2: a batch signs at least every this many entries (so that a delivery batch can end on a signed
@@ -49,6 +49,8 @@ public final class AuditLog: Sendable {
         static let epochStartsAt = "epochStartsAt"
         static let epochSeconds = "epochSeconds"
         static let runOpen = "runOpen"
+        /// The public key of the epoch the newest epoch record ended (its private key is erased).
+        static let epochSignerPublicKey = "epochSignerPublicKey"
     }
 
     /// The storage.
@@ -345,6 +347,11 @@ public final class AuditLog: Sendable {
         }
     }
 
+    /// Notes a head this process sealed: the next commit chains from it without checking its signature again.
+    func noteAuthenticHead(_ hash: [UInt8]) {
+        authenticHead.withLock { $0 = hash }
+    }
+
     /// Drops signing keys from memory (erased keys: nothing signs with them again).
     func forgetSigningKeys(_ ids: [KeyID]) {
         keyCache.withLock { cache in
@@ -407,7 +414,7 @@ public final class AuditLog: Sendable {
             )
         }
         try Self.refuseCutTail(head: head, metadata: snapshot.metadata)
-        try authenticate(snapshot.newest, at: head)
+        try authenticate(snapshot.newest, at: head, metadata: snapshot.metadata)
         try Self.refuseAlteredMetadata(snapshot)
         return head
     }
@@ -485,12 +492,21 @@ public final class AuditLog: Sendable {
     /// links to as "only its signature bytes changed" (docs/FORMAT.md section 10), and that holds only if no
     /// writer chains from a forgery. Once per head: one this process sealed or already checked is not checked
     /// again (an Ed25519 verification is about a fifth of a durable single append).
-    private func authenticate(_ newest: SealedEntry?, at head: ChainHead) throws {
+    ///
+    /// An epoch record is signed by the key of the epoch it ends, whose private key is erased: it is checked with
+    /// that key's public half, which the epoch's end kept in the metadata (``Meta/epochSignerPublicKey``).
+    private func authenticate(_ newest: SealedEntry?, at head: ChainHead, metadata: [String: String]) throws {
         guard let newest, newest.entryHash != authenticHead.withLock({ $0 }) else { return }
         let refusal = "cannot append after the newest entry (seq \(head.seq)): "
-        let key: SigningKey
+        let key: Curve25519.Signing.PublicKey
         do {
-            key = try signingKey(id: newest.header.signingKeyId)
+            if newest.header.kind == .epoch, let signer = Self.epochSigner(metadata),
+                KeyID.signing(signer) == newest.header.signingKeyId
+            {
+                key = signer
+            } else {
+                key = try signingKey(id: newest.header.signingKeyId).publicKey
+            }
         } catch let error as LogStoreError where error.code == .missingKey {
             throw LogStoreError(
                 .corruptState,
@@ -498,7 +514,7 @@ public final class AuditLog: Sendable {
                     + "not written here; run `auditctl verify`"
             )
         }
-        guard newest.isSigned(by: key.publicKey) else {
+        guard newest.isSigned(by: key) else {
             throw LogStoreError(
                 .corruptState,
                 refusal + "its signature does not verify: it was altered or forged behind the log's back; run "

@@ -104,10 +104,11 @@ struct VerifyCommand: ParsableCommand {
         return time
     }
 
-    /// The signing key the stored genesis introduces, if it can be read.
+    /// The signing key a stored format version 2 genesis introduces, if it can be read (a version 1 log keeps its
+    /// signing keys, and is verified with its key files).
     static func genesisKey(_ storage: any LogStorage) -> [Curve25519.Signing.PublicKey] {
         guard let first = try? storage.entries(from: 0, through: 0, limit: 1).first,
-            let entry = try? SealedEntry(serialized: first.bytes),
+            let entry = try? SealedEntry(serialized: first.bytes), entry.header.version == FormatConstants.version2,
             let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload),
             let key = ChainRules.introducedKey(record)
         else { return [] }
