@@ -15,6 +15,7 @@ extension Agent {
         let state = configuration.state
         var settings = AuditLog.Configuration()
         settings.epochSeconds = configuration.epochSeconds
+        settings.formatVersion = configuration.formatVersion
         // A delivery batch ends on a signed entry: a commit signs at least as often as a batch ends.
         settings.signEvery = max(1, min(settings.signEvery, configuration.policy.batchSize))
         if let file = configuration.catalogueFile {

@@ -76,6 +76,9 @@ public struct AgentConfiguration: Sendable {
     /// Format version 2: the length of an epoch in seconds, for a new log and for the epochs that begin from now on
     /// (docs/FORMAT.md, section 13.3).
     public var epochSeconds: UInt64 = 600
+    /// The format version of a log the agent creates (docs/FORMAT.md): 1, or 2 (epochs, forward-secure keys, one
+    /// signature per commit). An existing log keeps its version (`auditctl keys upgrade` moves one to 2).
+    public var formatVersion: UInt8 = 1
     /// Bound on graceful shutdown (stop accepting, finish in-flight commits, stop the sync loop); past it the
     /// remaining work is cancelled.
     public var shutdownTimeout: Duration = .seconds(10)

@@ -210,6 +210,12 @@ public struct AgentSetting: Sendable {
             }
             config.epochSeconds = value
         },
+        .init("formatVersion", "AUDITD_FORMAT_VERSION", "format version of a new log: 1 or 2 (default 1)") {
+            config,
+            text in
+            guard let value = UInt8(text), value == 1 || value == 2 else { throw ParseFailure("expected 1 or 2") }
+            config.formatVersion = value
+        },
         .init("shutdownTimeoutSeconds", "AUDITD_SHUTDOWN_TIMEOUT_SECONDS", "graceful shutdown bound (10)") {
             $0.shutdownTimeout = try duration($1, unit: 1)
         },

@@ -84,6 +84,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Idle sync loop interval, seconds (default 2).") var syncIntervalSeconds: String?
     @Option(help: "Epoch length, seconds: the signing key is replaced and erased then (default 600).")
     var epochSeconds: String?
+    @Option(help: "Format version of a new log: 1 or 2 (epochs, forward-secure keys; default 1).")
+    var formatVersion: String?
     @Option(help: "Bound on graceful shutdown, seconds (default 10).") var shutdownTimeoutSeconds: String?
     @Option(help: "trace, debug, info, notice, warning, error, critical (default info).") var logLevel: String?
     @Option(help: "logfmt or json (default logfmt).") var logFormat: String?
@@ -110,7 +112,7 @@ struct RunCommand: AsyncParsableCommand {
             "retryScheduleSeconds": retryScheduleSeconds, "jitter": jitter,
             "clockJumpToleranceSeconds": clockJumpToleranceSeconds, "requestTimeoutSeconds": requestTimeoutSeconds,
             "syncIntervalSeconds": syncIntervalSeconds, "shutdownTimeoutSeconds": shutdownTimeoutSeconds,
-            "epochSeconds": epochSeconds,
+            "epochSeconds": epochSeconds, "formatVersion": formatVersion,
             "logLevel": logLevel, "logFormat": logFormat,
         ]
         return values.compactMapValues { $0 }

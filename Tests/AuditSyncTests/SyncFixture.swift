@@ -69,10 +69,12 @@ struct SyncFixture {
     ///   suite, a pinned delivery outlasted 30 s). Only the tests of timeouts set a short one.
     /// - Parameter witnessed: runs a witness of the collector, which the collector asks to cosign each answer and
     ///   whose cosignature the engine requires (quorum 1).
+    /// - Parameter log: the log's settings (format version, epochs, signing interval).
     static func run(
         policy: DeliveryPolicy = .init(),
         timeout: Duration = .seconds(300),
         witnessed: Bool = false,
+        log settings: AuditLog.Configuration = .init(),
         _ body: (SyncFixture) async throws -> Void
     ) async throws {
         let directory = CollectorTempDir()
@@ -95,7 +97,8 @@ struct SyncFixture {
             let log = try await AuditLog.create(
                 storage: SQLiteLogStorage(path: state.databasePath),
                 keys: KeyStore(directory: state.keysPath, credentialsDirectory: nil),
-                deviceId: "device-e2e"
+                deviceId: "device-e2e",
+                configuration: settings
             )
             let clocks = ManualClocks(monotonic: .seconds(1000), wall: Int64(Date().timeIntervalSince1970 * 1000))
             let transport = RecordingTransport(HTTPSyncTransport(backend: proxy.url, token: nil, timeout: timeout))
