@@ -21,11 +21,12 @@ struct AuditDaemon: AsyncParsableCommand {
               auditd run --help         every setting of the agent
               auditd collector --help   every setting of the reference collector
               auditd witness --help     every setting of the witness
+              auditd fprintd --help     every setting of the fprintd watcher
             Exit codes: 0 ok, 1 failed while running, 2 could not run (usage, configuration, unsafe key or token \
             file, cannot bind).
             """,
         version: PackageVersion.current,
-        subcommands: [RunCommand.self, CollectorCommand.self, WitnessCommand.self],
+        subcommands: [RunCommand.self, CollectorCommand.self, WitnessCommand.self, FprintdCommand.self],
         defaultSubcommand: RunCommand.self
     )
 
