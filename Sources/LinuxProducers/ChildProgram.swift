@@ -24,9 +24,10 @@ final class ChildProgram: Sendable {
         var description: String
     }
 
-    /// Starts `path` with `arguments`, the environment of this process.
+    /// Starts `path` with `arguments`, the environment of this process; its standard error goes to /dev/null when
+    /// `quiet`.
     /// - Throws: ``Failure`` naming the error.
-    static func start(_ path: String, _ arguments: [String]) throws(Failure) -> ChildProgram {
+    static func start(_ path: String, _ arguments: [String], quiet: Bool = false) throws(Failure) -> ChildProgram {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw Failure(description: "pipe: \(String(cString: strerror(errno)))") }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -35,6 +36,7 @@ final class ChildProgram: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        if quiet { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
         if let addCloseFrom { _ = addCloseFrom(&actions, 3) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -59,10 +61,10 @@ final class ChildProgram: Sendable {
         return ChildProgram(pid: pid, output: fds[0])
     }
 
-    /// Runs `path` to completion and returns its standard output (at most `maxBytes`), or nil when it could not be
-    /// started, exited non-zero, or outlived `timeout` (then it is killed).
+    /// Runs `path` to completion, its standard error discarded, and returns its standard output (at most
+    /// `maxBytes`), or nil when it could not be started, exited non-zero, or outlived `timeout` (then it is killed).
     static func output(of path: String, _ arguments: [String], timeout: Duration, maxBytes: Int = 65536) -> [UInt8]? {
-        guard let child = try? start(path, arguments) else { return nil }
+        guard let child = try? start(path, arguments, quiet: true) else { return nil }
         defer { child.closeOutput() }
         let deadline = ContinuousClock.now + timeout
         var bytes: [UInt8] = []
