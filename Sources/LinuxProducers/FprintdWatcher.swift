@@ -12,7 +12,7 @@ import Glibc
 /// and its callers never wait on it) and hands what completed to the agent through ``AuditClient``
 /// (docs/PRODUCERS.md). When `busctl` ends (the bus went away) it starts it again; fprintd's restarts are followed
 /// through `NameOwnerChanged`. Runs until its task is cancelled or its service group shuts down.
-public struct FprintdWatcher: Service {
+public final class FprintdWatcher: Service {
     /// The settings.
     public let configuration: FprintdWatcherConfiguration
     private let client: AuditClient
@@ -38,12 +38,25 @@ public struct FprintdWatcher: Service {
 
     /// Watches until cancelled or the service group shuts down gracefully (SIGTERM, SIGINT).
     public func run() async {
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await client.run() }
+        await cancelWhenGracefulShutdown { [self] in
+            await withDiscardingTaskGroup { [self] group in
+                group.addTask { await self.client.run() }
+                group.addTask { await self.refreshStatus() }
                 await watch()
                 group.cancelAll()
             }
+        }
+    }
+
+    /// The latest health, kept for the status file's refresh between changes (the client's count moves alone).
+    private let latest = Mutex(WatcherHealth())
+
+    /// Rewrites the status file every second with the latest health, so that its `buffered` follows deliveries.
+    private func refreshStatus() async {
+        guard configuration.statusFile != nil else { return }
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .seconds(1)) } catch { return }
+            await write(latest.withLock { $0 })
         }
     }
 
@@ -136,13 +149,22 @@ public struct FprintdWatcher: Service {
                 try await client.enqueue(event)
                 health.observed += 1
                 log("\(event.type) for \(event.userId) on \(event.deviceId)")
+                // A storm faster than the agent takes: deliver before reading on (the bus lines wait in the reader's
+                // bounded queue, busctl and fprintd never do), so that the client's buffer does not overflow.
+                if await client.bufferedCount >= Self.deliverAt { _ = try? await client.flush() }
             } catch {
                 health.lastError = "\(error)"
                 log("cannot keep \(event.type) for \(event.userId): \(error)")
             }
+            // Counts only: the status file takes them at its next refresh (a second at most), not one write an event.
+            latest.withLock { $0 = health }
+            return
         }
         await report(health)
     }
+
+    /// Events waiting in the client past which the watcher delivers before it reads on.
+    static let deliverAt = 256
 
     /// fprintd's unique name, asked of the bus (`GetNameOwner`); nil when it does not run or the bus did not answer.
     private func askOwner() -> String? {
@@ -180,6 +202,11 @@ public struct FprintdWatcher: Service {
     }
 
     private func report(_ health: WatcherHealth) async {
+        latest.withLock { $0 = health }
+        await write(health)
+    }
+
+    private func write(_ health: WatcherHealth) async {
         guard let path = configuration.statusFile else { return }
         let buffered = await client.bufferedCount
         var bytes = health.json(buffered: buffered).canonicalBytes
