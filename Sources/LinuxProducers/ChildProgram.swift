@@ -117,11 +117,12 @@ final class ChildProgram: Sendable {
     private let reaped = Mutex<Int32?>(nil)
 
     /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34), which Swift's Glibc module does not declare.
-    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
-        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
-            unsafeBitCast(
-                $0,
-                to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self
-            )
-        }
+    private static let addCloseFrom:
+        (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+            dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+                unsafeBitCast(
+                    $0,
+                    to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self
+                )
+            }
 }

@@ -32,7 +32,9 @@ extension FprintdObservation {
             finger = enrolled
         case .deleted(let deleted):
             type = "BIOMETRIC_DISABLED"
-            attributes["reason"] = .string(deleted == nil ? "fprintd: enrolled fingers deleted" : "fprintd: finger deleted")
+            attributes["reason"] = .string(
+                deleted == nil ? "fprintd: enrolled fingers deleted" : "fprintd: finger deleted"
+            )
             finger = deleted
         case .verified(let verified, let durationMs):
             type = "BIOMETRIC_AUTH_SUCCESS"
@@ -46,7 +48,8 @@ extension FprintdObservation {
             finger = failed
         }
         if let finger, !finger.isEmpty { attributes["finger"] = .string(Self.clipped(finger)) }
-        let path = devicePath.hasPrefix(Self.devicePathPrefix)
+        let path =
+            devicePath.hasPrefix(Self.devicePathPrefix)
             ? String(devicePath.dropFirst(Self.devicePathPrefix.count)) : devicePath
         return AuditEvent(
             type: type,

@@ -14,7 +14,10 @@ enum LineReader {
 
     /// The lines of `fd` (without their newline); a line longer than `maxLineBytes` is skipped whole.
     static func lines(of fd: Int32, capacity: Int, maxLineBytes: Int) -> AsyncStream<[UInt8]> {
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingOldest(capacity))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: [UInt8].self,
+            bufferingPolicy: .bufferingOldest(capacity)
+        )
         let thread = Thread {
             var chunk = [UInt8](repeating: 0, count: 65536)
             var line: [UInt8] = []

@@ -32,22 +32,28 @@ struct BusMessageTests {
 
     @Test("a reply keeps its reply cookie and an error its name")
     func repliesAndErrors() throws {
-        let reply = #"{"type":"method_return","cookie":41,"reply_cookie":15,"sender":":1.3","destination":":1.8","payload":{"type":"","data":[]}}"#
-        let error = #"{"type":"error","cookie":7,"reply_cookie":6,"sender":"org.freedesktop.DBus","destination":":1.7","error_name":"org.freedesktop.DBus.Error.ServiceUnknown","payload":{"type":"s","data":["no"]}}"#
+        let reply =
+            #"{"type":"method_return","cookie":41,"reply_cookie":15,"sender":":1.3","destination":":1.8","payload":{"type":"","data":[]}}"#
+        let error =
+            #"{"type":"error","cookie":7,"reply_cookie":6,"sender":"org.freedesktop.DBus","destination":":1.7","error_name":"org.freedesktop.DBus.Error.ServiceUnknown","payload":{"type":"s","data":["no"]}}"#
         let parsedReply = try #require(BusMessage(busctlLine: Array(reply.utf8)))
         #expect(parsedReply.kind == .methodReturn && parsedReply.replyCookie == 15 && parsedReply.arguments.isEmpty)
         let parsedError = try #require(BusMessage(busctlLine: Array(error.utf8)))
         #expect(parsedError.kind == .error && parsedError.errorName == "org.freedesktop.DBus.Error.ServiceUnknown")
     }
 
-    @Test("hostile and truncated lines give nil, never a trap", arguments: [
-        "", "{", "[]", "null", #"{"type":"signal"}"#, #"{"cookie":1}"#, #"{"type":"bogus","cookie":1}"#,
-        #"{"type":"signal","cookie":-1}"#, #"{"type":"signal","cookie":"1"}"#,
-        #"{"type":"signal","cookie":1.5}"#, #"{"type":"signal","cookie":99999999999999999999}"#,
-        #"{"type":"signal","cookie":1,"cookie":2}"#, #"{"type":"signal","cookie":1,"payload":{"type":"d","data":[0.5]}}"#,
-        #"{"type":"method_call","endian":"l","flags":4,"version":1,"cookie":15,"timestamp-realtime":17958449006"#,
-        "\u{FEFF}{\"type\":\"signal\",\"cookie\":1}",
-    ])
+    @Test(
+        "hostile and truncated lines give nil, never a trap",
+        arguments: [
+            "", "{", "[]", "null", #"{"type":"signal"}"#, #"{"cookie":1}"#, #"{"type":"bogus","cookie":1}"#,
+            #"{"type":"signal","cookie":-1}"#, #"{"type":"signal","cookie":"1"}"#,
+            #"{"type":"signal","cookie":1.5}"#, #"{"type":"signal","cookie":99999999999999999999}"#,
+            #"{"type":"signal","cookie":1,"cookie":2}"#,
+            #"{"type":"signal","cookie":1,"payload":{"type":"d","data":[0.5]}}"#,
+            #"{"type":"method_call","endian":"l","flags":4,"version":1,"cookie":15,"timestamp-realtime":17958449006"#,
+            "\u{FEFF}{\"type\":\"signal\",\"cookie\":1}",
+        ]
+    )
     func hostileLines(_ line: String) {
         #expect(BusMessage(busctlLine: Array(line.utf8)) == nil)
     }
@@ -57,7 +63,8 @@ struct BusMessageTests {
         #expect(BusMessage(busctlLine: [0x7B, 0xFF, 0xFE, 0x7D]) == nil)
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(BusMessage(busctlLine: Array(#"{"type":"signal","cookie":1,"payload":{"data":\#(deep)}}"#.utf8)) == nil)
-        let long = #"{"type":"signal","cookie":1,"member":""# + String(repeating: "x", count: BusMessage.maxBusctlLineBytes)
+        let long =
+            #"{"type":"signal","cookie":1,"member":""# + String(repeating: "x", count: BusMessage.maxBusctlLineBytes)
             + #""}"#
         #expect(BusMessage(busctlLine: Array(long.utf8)) == nil)
     }

@@ -7,14 +7,22 @@ struct FprintdObservationEventTests {
     static let now = AuditTimestamp(millisecondsSinceEpoch: 1_000)
 
     static func event(_ kind: FprintdObservation.Kind, micros: Int64? = 1_795_844_902_282_169) -> AuditEvent {
-        FprintdObservation(kind: kind, user: .name("root"), devicePath: "/net/reactivated/Fprint/Device/0", timestampMicros: micros)
-            .event(userId: "root", deviceIdPrefix: "host-1/fprintd/", now: now, idempotencyKey: "k")
+        FprintdObservation(
+            kind: kind,
+            user: .name("root"),
+            devicePath: "/net/reactivated/Fprint/Device/0",
+            timestampMicros: micros
+        )
+        .event(userId: "root", deviceIdPrefix: "host-1/fprintd/", now: now, idempotencyKey: "k")
     }
 
     @Test("each kind is its catalogue type with its attributes, valid in the built-in catalogue")
     func kinds() throws {
         let cases: [(FprintdObservation.Kind, String, [String: JSONValue])] = [
-            (.enrolled(finger: "left-thumb"), "BIOMETRIC_ENABLED", ["biometryType": "fingerprint", "finger": "left-thumb"]),
+            (
+                .enrolled(finger: "left-thumb"), "BIOMETRIC_ENABLED",
+                ["biometryType": "fingerprint", "finger": "left-thumb"]
+            ),
             (.deleted(finger: nil), "BIOMETRIC_DISABLED", ["reason": "fprintd: enrolled fingers deleted"]),
             (.verified(finger: nil, durationMs: 1583), "BIOMETRIC_AUTH_SUCCESS", ["unlockDurationMs": 1583]),
             (

@@ -103,7 +103,9 @@ struct FprintdTrackerTests {
         #expect(tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-match", true])).isEmpty)
         _ = tracker.handle(Self.call(":1.9", cookie: 15, "Claim", ["bob"]))
         _ = tracker.handle(Self.reply(from: ":1.3", to: ":1.9", cookie: 15))
-        #expect(tracker.handle(Self.nameOwnerChanged(FprintdTracker.busName, old: ":1.3", new: "")) == [.fprintdStopped])
+        #expect(
+            tracker.handle(Self.nameOwnerChanged(FprintdTracker.busName, old: ":1.3", new: "")) == [.fprintdStopped]
+        )
         #expect(tracker.fprintdOwner == nil)
         #expect(tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-match", true])).isEmpty)
     }
@@ -118,15 +120,25 @@ struct FprintdTrackerTests {
         for status in ["verify-retry-scan", "verify-swipe-too-short"] {
             #expect(tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", [.string(status), false])).isEmpty)
         }
-        failures += Self.observations(tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-no-match", true]))).map(\.kind)
-        failures += Self.observations(tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-disconnected", true]))).map(\.kind)
-        #expect(failures == [
-            .verifyFailed(finger: nil, attempts: 3, result: "verify-no-match"),
-            .verifyFailed(finger: nil, attempts: 4, result: "verify-disconnected"),
-        ])
-        let match = Self.observations(tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-match", true])))
+        failures += Self.observations(
+            tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-no-match", true]))
+        ).map(\.kind)
+        failures += Self.observations(
+            tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-disconnected", true]))
+        ).map(\.kind)
+        #expect(
+            failures == [
+                .verifyFailed(finger: nil, attempts: 3, result: "verify-no-match"),
+                .verifyFailed(finger: nil, attempts: 4, result: "verify-disconnected"),
+            ]
+        )
+        let match = Self.observations(
+            tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-match", true]))
+        )
         #expect(match.map(\.user) == [.unresolved])
-        let again = Self.observations(tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-no-match", true])))
+        let again = Self.observations(
+            tracker.handle(Self.signal(from: ":1.3", "VerifyStatus", ["verify-no-match", true]))
+        )
         #expect(again.map(\.kind) == [.verifyFailed(finger: nil, attempts: 1, result: "verify-no-match")])
     }
 
@@ -140,7 +152,9 @@ struct FprintdTrackerTests {
         // The latest call is still known.
         let last = UInt64(FprintdTracker.maxPending * 3 - 1)
         _ = tracker.handle(Self.reply(from: ":1.3", to: ":1.8", cookie: last))
-        let seen = Self.observations(tracker.handle(Self.signal(from: ":1.3", "EnrollStatus", ["enroll-completed", true])))
+        let seen = Self.observations(
+            tracker.handle(Self.signal(from: ":1.3", "EnrollStatus", ["enroll-completed", true]))
+        )
         #expect(seen.map(\.user) == [.name("mallory")])
     }
 
@@ -148,8 +162,15 @@ struct FprintdTrackerTests {
 
     static func call(_ sender: String, cookie: UInt64, _ member: String, _ arguments: [JSONValue]) -> BusMessage {
         BusMessage(
-            kind: .methodCall, cookie: cookie, timestampMicros: 1_000_000, sender: sender, destination: ":1.3",
-            path: device, interface: FprintdTracker.deviceInterface, member: member, arguments: arguments
+            kind: .methodCall,
+            cookie: cookie,
+            timestampMicros: 1_000_000,
+            sender: sender,
+            destination: ":1.3",
+            path: device,
+            interface: FprintdTracker.deviceInterface,
+            member: member,
+            arguments: arguments
         )
     }
 
@@ -159,22 +180,36 @@ struct FprintdTrackerTests {
 
     static func error(from sender: String, to destination: String, cookie: UInt64) -> BusMessage {
         BusMessage(
-            kind: .error, cookie: 901, replyCookie: cookie, sender: sender, destination: destination,
+            kind: .error,
+            cookie: 901,
+            replyCookie: cookie,
+            sender: sender,
+            destination: destination,
             errorName: "net.reactivated.Fprint.Error.PermissionDenied"
         )
     }
 
     static func signal(from sender: String, _ member: String, _ arguments: [JSONValue]) -> BusMessage {
         BusMessage(
-            kind: .signal, cookie: 902, timestampMicros: 2_000_000, sender: sender, path: device,
-            interface: FprintdTracker.deviceInterface, member: member, arguments: arguments
+            kind: .signal,
+            cookie: 902,
+            timestampMicros: 2_000_000,
+            sender: sender,
+            path: device,
+            interface: FprintdTracker.deviceInterface,
+            member: member,
+            arguments: arguments
         )
     }
 
     static func nameOwnerChanged(_ name: String, old: String, new: String) -> BusMessage {
         BusMessage(
-            kind: .signal, cookie: 903, sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-            interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+            kind: .signal,
+            cookie: 903,
+            sender: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged",
             arguments: [.string(name), .string(old), .string(new)]
         )
     }

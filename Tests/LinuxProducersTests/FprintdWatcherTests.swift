@@ -78,9 +78,11 @@ struct FprintdWatcherTests {
         let sealed = try await ProducerHarness.eventually { try await ProducerHarness.events(state).count >= 4 }
         #expect(sealed, "\(watcher.output)")
         let events = try await ProducerHarness.events(state)
-        #expect(events.map(\.type) == [
-            "BIOMETRIC_ENABLED", "BIOMETRIC_AUTH_SUCCESS", "BIOMETRIC_AUTH_FAILURE", "BIOMETRIC_DISABLED",
-        ])
+        #expect(
+            events.map(\.type) == [
+                "BIOMETRIC_ENABLED", "BIOMETRIC_AUTH_SUCCESS", "BIOMETRIC_AUTH_FAILURE", "BIOMETRIC_DISABLED",
+            ]
+        )
         #expect(events.allSatisfy { $0.userId == "root" && $0.deviceId == "test/Device/0" })
         #expect(events.first?.attributes == ["biometryType": "fingerprint", "finger": "right-index-finger"])
         #expect(events.dropFirst(2).first?.attributes["attemptCount"] == 2)

@@ -16,9 +16,11 @@ struct PAMRequestTests {
             .event(attemptCount: 3, deviceId: "host-1", occurredAt: Self.at, idempotencyKey: "k1")
         #expect(success.type == "PASSWORD_AUTH_SUCCESS")
         #expect(success.userId == "alice" && success.deviceId == "host-1" && success.occurredAt == Self.at)
-        #expect(success.attributes == [
-            "attemptCount": 3, "reason": "pam", "service": "sshd", "remoteHost": "192.0.2.7", "tty": "ssh",
-        ])
+        #expect(
+            success.attributes == [
+                "attemptCount": 3, "reason": "pam", "service": "sshd", "remoteHost": "192.0.2.7", "tty": "ssh",
+            ]
+        )
         let failure = PAMRequest(outcome: .failure, environment: Self.environment)
             .event(attemptCount: 2, deviceId: "host-1", occurredAt: Self.at, idempotencyKey: "k2")
         #expect(failure.type == "PASSWORD_AUTH_FAILURE")

@@ -69,9 +69,11 @@ struct PAMStackTests {
         // The next login delivers what waited, first.
         #expect(try await stack.authenticate("alice", password: "secret") == 0)
         let events = try await ProducerHarness.events(stack.state)
-        #expect(events.map(\.type) == [
-            "PASSWORD_AUTH_SUCCESS", "PASSWORD_AUTH_FAILURE", "PASSWORD_AUTH_FAILURE", "PASSWORD_AUTH_SUCCESS",
-        ])
+        #expect(
+            events.map(\.type) == [
+                "PASSWORD_AUTH_SUCCESS", "PASSWORD_AUTH_FAILURE", "PASSWORD_AUTH_FAILURE", "PASSWORD_AUTH_SUCCESS",
+            ]
+        )
         #expect(events.map(\.userId) == ["alice", "alice", "bob", "alice"])
         #expect(events[2].attributes["remoteHost"] == "192.0.2.9")
         #expect(try await ProducerHarness.verifies(stack.state))

@@ -14,7 +14,9 @@ import Glibc
     "auditctl pam in /etc/pam.d with pam_unix and a throwaway user (root)",
     .enabled(
         if: getuid() == 0
-            && ProducerHarness.mustRun(["/usr/bin/pamtester", "/usr/sbin/useradd", "/usr/sbin/userdel", "/usr/sbin/chpasswd"])
+            && ProducerHarness.mustRun([
+                "/usr/bin/pamtester", "/usr/sbin/useradd", "/usr/sbin/userdel", "/usr/sbin/chpasswd",
+            ])
     )
 )
 struct SystemPAMTests {
