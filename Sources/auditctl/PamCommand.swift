@@ -58,10 +58,11 @@ struct PamCommand: AsyncParsableCommand {
         switch result {
         case .delivered:
             break
+        // Neither the user nor the type is said: they are what the log encrypts (docs/threat_model.md).
         case .buffered(let reason):
-            Self.say("\(event.type) for \(event.userId) kept for later: \(reason)")
+            Self.say("event \(event.idempotencyKey) kept for later: \(reason)")
         case .dropped(let reason):
-            Self.say("dropped \(event.type) for \(event.userId): \(reason)")
+            Self.say("dropped event \(event.idempotencyKey): \(reason)")
         }
     }
 

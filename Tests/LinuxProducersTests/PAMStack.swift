@@ -24,6 +24,9 @@ struct PAMStack {
         [
             "pam", "--socket", state + "/ingest.sock", "--buffer-file", directory.file("pam.buffer"),
             "--attempts-file", directory.file("pam.attempts"), "--device-id", "host-1",
+            // The bound is the setting's business, not the tests': on a loaded machine 200 ms may pass before the
+            // agent answers, and the event would wait for the next run instead of being there to check.
+            "--timeout-ms", "10000",
         ]
     }
 

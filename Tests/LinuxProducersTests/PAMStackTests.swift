@@ -63,7 +63,9 @@ struct PAMStackTests {
             environment: ["PAM_USER": "carol", "PAM_SERVICE": "sshd"]
         )
         #expect(dropped.status == 0)
-        #expect(String(decoding: dropped.stderr, as: UTF8.self).contains("dropped PASSWORD_AUTH_SUCCESS for carol"))
+        let said = String(decoding: dropped.stderr, as: UTF8.self)
+        #expect(said.contains("dropped event"))
+        #expect(!said.contains("carol"))
         let agent = try await ProducerHarness.startAgent(stack.state, output: stack.directory.file("agent.log"))
         defer { agent.end() }
         // The next login delivers what waited, first.

@@ -39,7 +39,7 @@ struct SystemPAMTests {
         try #require(set.status == 0, "\(String(decoding: set.stderr, as: UTF8.self))")
         let command = [
             ProducerHarness.product("auditctl"), "pam", "--socket", state + "/ingest.sock", "--buffer-file",
-            directory.file("pam.buffer"), "--attempts-file", directory.file("pam.attempts"),
+            directory.file("pam.buffer"), "--attempts-file", directory.file("pam.attempts"), "--timeout-ms", "10000",
         ].joined(separator: " ")
         let stack = """
             auth [success=2 default=ignore] pam_unix.so nullok nodelay
