@@ -1,4 +1,4 @@
-public import AuditChain
+import AuditChain
 
 /// The password attempts counted per user and service across `auditctl pam` runs (each run is a new process): the
 /// failures since the last success. Kept in a small JSON file (``encoded()``); a file that does not parse counts as
