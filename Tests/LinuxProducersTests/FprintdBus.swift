@@ -21,6 +21,7 @@ final class FprintdBus {
 
     let directory: ShortTemporaryDirectory
     private var children: [ChildProcess.Running] = []
+    private var busProcesses: [ChildProcess.Running] = []
     private(set) var fprintd: ChildProcess.Running?
 
     /// The bus's address.
@@ -62,24 +63,30 @@ final class FprintdBus {
             """
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: directory.file("bus.conf")))
         try FileManager.default.createDirectory(atPath: directory.file("fprint"), withIntermediateDirectories: true)
-        children.append(
-            try ChildProcess.start(
-                "/usr/bin/dbus-daemon",
-                ["--config-file=\(directory.file("bus.conf"))", "--nofork"],
-                environment: ProducerHarness.environment,
-                outputPath: directory.file("bus.log")
-            )
-        )
+        try await startBus()
+    }
+
+    /// Starts the bus (again) and the polkit mock on it, allowing every action.
+    func startBus() async throws {
         let socket = directory.file("bus.sock")
-        #expect(await ProducerHarness.eventually { FileManager.default.fileExists(atPath: socket) })
-        children.append(
-            try ChildProcess.start(
-                "/usr/bin/python3",
-                ["-m", "dbusmock", "--system", "--template", "polkitd"],
-                environment: environment,
-                outputPath: directory.file("polkit.log")
-            )
+        unlink(socket)
+        let bus = try ChildProcess.start(
+            "/usr/bin/dbus-daemon",
+            ["--config-file=\(directory.file("bus.conf"))", "--nofork"],
+            environment: ProducerHarness.environment,
+            outputPath: directory.file("bus.log")
         )
+        busProcesses.append(bus)
+        children.append(bus)
+        #expect(await ProducerHarness.eventually { FileManager.default.fileExists(atPath: socket) })
+        let polkit = try ChildProcess.start(
+            "/usr/bin/python3",
+            ["-m", "dbusmock", "--system", "--template", "polkitd"],
+            environment: environment,
+            outputPath: directory.file("polkit.log")
+        )
+        busProcesses.append(polkit)
+        children.append(polkit)
         let allowed = try await ProducerHarness.eventually {
             try await busctl([
                 "call", "org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
@@ -117,6 +124,13 @@ final class FprintdBus {
         #expect(named, "fprintd did not take its name")
     }
 
+    /// Takes the bus away (SIGKILL), with fprintd and the polkit mock on it.
+    func killBus() {
+        killFprintd()
+        for process in busProcesses.reversed() { process.end() }
+        busProcesses = []
+    }
+
     /// Kills fprintd (SIGKILL, as a crash).
     func killFprintd() {
         fprintd?.end()
@@ -140,6 +154,24 @@ final class FprintdBus {
         func seen() -> Int { client.output.components(separatedBy: text).count - 1 }
         _ = await ProducerHarness.eventually { seen() >= count || !client.isRunning }
         return seen() >= count
+    }
+
+    /// Enrolls `finger` for `user` with `fprintd-enroll`, scanning it as often as fprintd asks (5 stages); whether
+    /// the client said `enroll-completed` and exited 0.
+    func enroll(_ finger: String, for user: String) async throws -> Bool {
+        let enroll = try client("fprintd-enroll", ["-f", finger, user], name: "enroll-\(finger)")
+        guard await waitFor("Enrolling \(finger)", in: enroll) else { return false }
+        for stage in 1...5 {
+            guard await ProducerHarness.eventually({ reader("SCAN \(finger)") }) else { return false }
+            let expected = stage < 5 ? "enroll-stage-passed" : "enroll-completed"
+            guard await waitFor(expected, count: stage < 5 ? stage : 1, in: enroll) else { return false }
+        }
+        return await enroll.wait(timeout: .seconds(60)).status == 0
+    }
+
+    /// What the client started under `name` wrote.
+    func output(_ name: String) -> String {
+        (try? String(contentsOfFile: directory.file(name + ".out"), encoding: .utf8)) ?? ""
     }
 
     /// Sends one command to the virtual reader (`SCAN <finger>`, `RETRY 0`), as its own connection.

@@ -18,37 +18,11 @@ struct FprintdWatcherTests {
         let agent = try await ProducerHarness.startAgent(state, output: bus.directory.file("agent.log"))
         defer { agent.end() }
         try await bus.startFprintd()
-        let status = bus.directory.file("status.json")
-        let watcher = try ChildProcess.start(
-            ProducerHarness.product("auditd"),
-            [
-                "fprintd", "--socket", state + "/ingest.sock", "--bus", bus.address, "--status-file", status,
-                "--device-id-prefix", "test/",
-            ],
-            environment: ProducerHarness.environment,
-            outputPath: bus.directory.file("watcher.log")
-        )
+        let (watcher, health) = try await Self.startWatcher(bus, agentState: state)
         defer { watcher.end() }
-        func health() -> [String: JSONValue] {
-            let bytes = FileManager.default.contents(atPath: status).map(Array.init) ?? []
-            return (try? JSONValue(parsing: bytes))?.objectValue ?? [:]
-        }
-        // Watching once a message came through (the bus is poked until one does); fprintd known by its owner.
-        let watching = try await ProducerHarness.eventually {
-            _ = try await bus.busctl(["list"])
-            return health()["bus"] == "watching" && health()["fprintd"] == "running"
-        }
-        try #require(watching, "\(watcher.output)")
 
-        let enroll = try bus.client("fprintd-enroll", ["-f", "right-index-finger", "root"], name: "enroll")
-        try #require(await bus.waitFor("Enrolling right-index-finger", in: enroll), "\(enroll.output)")
-        for stage in 1...5 {
-            let scanned = await ProducerHarness.eventually { bus.reader("SCAN right-index-finger") }
-            try #require(scanned)
-            let expected = stage < 5 ? "enroll-stage-passed" : "enroll-completed"
-            try #require(await bus.waitFor(expected, count: stage < 5 ? stage : 1, in: enroll), "\(enroll.output)")
-        }
-        #expect(await enroll.wait(timeout: .seconds(60)).status == 0)
+        let enrolled = try await bus.enroll("right-index-finger", for: "root")
+        try #require(enrolled, "\(bus.output("enroll-right-index-finger"))")
 
         let match = try bus.client("fprintd-verify", ["-f", "right-index-finger", "root"], name: "verify-match")
         try #require(await bus.waitFor("Verifying: right-index-finger", in: match), "\(match.output)")
@@ -91,5 +65,70 @@ struct FprintdWatcherTests {
 
         #expect(await ProducerHarness.stop(watcher).status == 0)
         await ProducerHarness.stop(agent)
+    }
+
+    @Test("the bus going away and coming back: the watcher says so, reconnects, and seals what follows")
+    func busRestart() async throws {
+        let bus = try await FprintdBus()
+        defer { bus.end() }
+        let state = bus.directory.file("agent")
+        let agent = try await ProducerHarness.startAgent(state, output: bus.directory.file("agent.log"))
+        defer { agent.end() }
+        try await bus.startFprintd()
+        let (watcher, health) = try await Self.startWatcher(bus, agentState: state)
+        defer { watcher.end() }
+        bus.killBus()
+        let lost = await ProducerHarness.eventually {
+            health()["bus"] == "lost" && health()["fprintd"] == "not running" && health()["lastError"] != nil
+        }
+        #expect(lost, "\(watcher.output)")
+        try await bus.startBus()
+        try await bus.startFprintd()
+        let back = try await ProducerHarness.eventually {
+            _ = try await bus.busctl(["list"])
+            return health()["bus"] == "watching" && health()["fprintd"] == "running"
+                && (health()["busReconnects"]?.integerValue ?? 0) >= 1
+        }
+        #expect(back, "\(watcher.output)")
+        let enrolled = try await bus.enroll("left-thumb", for: "root")
+        try #require(enrolled, "\(bus.output("enroll-left-thumb"))")
+        let sealed = try await ProducerHarness.eventually { try await ProducerHarness.events(state).count >= 1 }
+        #expect(sealed, "\(watcher.output)")
+        let events = try await ProducerHarness.events(state)
+        #expect(events.map(\.type) == ["BIOMETRIC_ENABLED"])
+        #expect(events.first?.attributes["finger"] == "left-thumb")
+        #expect(watcher.output.contains("fprintd left the bus") || watcher.output.contains("not on the bus"))
+        #expect(await ProducerHarness.stop(watcher).status == 0)
+        await ProducerHarness.stop(agent)
+    }
+
+    /// Starts `auditd fprintd` on `bus` for the agent at `agentState`, and waits until it watches the bus and knows
+    /// fprintd (when it runs); returns it with a reader of its status file.
+    static func startWatcher(
+        _ bus: FprintdBus,
+        agentState: String,
+        fprintdRunning: Bool = true
+    ) async throws -> (ChildProcess.Running, @Sendable () -> [String: JSONValue]) {
+        let status = bus.directory.file("status.json")
+        let watcher = try ChildProcess.start(
+            ProducerHarness.product("auditd"),
+            [
+                "fprintd", "--socket", agentState + "/ingest.sock", "--bus", bus.address, "--status-file", status,
+                "--device-id-prefix", "test/",
+            ],
+            environment: ProducerHarness.environment,
+            outputPath: bus.directory.file("watcher.log")
+        )
+        let health: @Sendable () -> [String: JSONValue] = {
+            let bytes = FileManager.default.contents(atPath: status).map(Array.init) ?? []
+            return (try? JSONValue(parsing: bytes))?.objectValue ?? [:]
+        }
+        // Watching once a message came through (the bus is poked until one does); fprintd known by its owner.
+        let watching = try await ProducerHarness.eventually {
+            _ = try await bus.busctl(["list"])
+            return health()["bus"] == "watching" && (!fprintdRunning || health()["fprintd"] == "running")
+        }
+        #expect(watching, "\(watcher.output)")
+        return (watcher, health)
     }
 }
