@@ -8,12 +8,12 @@ import Glibc
 /// Reads a descriptor's lines on a thread of its own into an ``AsyncStream`` (at most `capacity` lines wait; past
 /// it new lines are dropped and counted), so that the child writing them never waits on the watcher: a monitor that
 /// stops reading is what the bus would drop. Closes the descriptor at end of file.
-enum LineReader {
+package enum LineReader {
     /// Lines dropped because the stream was full, across every reader of the process.
     static let dropped = Atomic<Int>(0)
 
     /// The lines of `fd` (without their newline); a line longer than `maxLineBytes` is skipped whole.
-    static func lines(of fd: Int32, capacity: Int, maxLineBytes: Int) -> AsyncStream<[UInt8]> {
+    package static func lines(of fd: Int32, capacity: Int, maxLineBytes: Int) -> AsyncStream<[UInt8]> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: [UInt8].self,
             bufferingPolicy: .bufferingOldest(capacity)
