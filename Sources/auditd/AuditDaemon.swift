@@ -6,7 +6,8 @@ import Foundation
 import Glibc
 #endif
 
-/// `auditd`: the audit agent (`run`, the default), the reference collector (`collector`) and a witness (`witness`).
+/// `auditd`: the audit agent (`run`, the default), the reference collector (`collector`), a witness (`witness`) and
+/// the fprintd watcher (`fprintd`).
 ///
 /// Exit codes: 0 ok (including a graceful shutdown on SIGTERM/SIGINT), 1 failed while running, 2 could not run
 /// (usage, bad configuration, unsafe key or token file, cannot bind).

@@ -39,7 +39,7 @@ struct FprintdCommand: AsyncParsableCommand {
     @Option(help: "Buffer file for events the agent has not taken yet (mode 0600); in memory when absent.")
     var bufferFile: String?
 
-    @Option(help: "A JSON file rewritten at every change of health (bus, fprintd, counts).")
+    @Option(help: "A JSON file of its health (bus, fprintd, counts), rewritten at every change and every second.")
     var statusFile: String?
 
     func run() async throws {
