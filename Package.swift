@@ -158,6 +158,21 @@ let package = Package(
                 nioHTTP1,
             ]
         ),
+        // Real producers on Linux (docs/PRODUCERS.md): the fprintd watcher behind `auditd fprintd` (busctl's JSON
+        // lines, a pure state machine over fprintd's calls and signals) and the PAM reporter behind `auditctl pam`.
+        .target(
+            name: "LinuxProducers",
+            dependencies: ["AuditChain", "AuditClient", serviceLifecycle]
+        ),
+        .testTarget(
+            name: "LinuxProducersTests",
+            dependencies: [
+                // auditd and auditctl: the end-to-end tests run the built binaries against fprintd and PAM.
+                "LinuxProducers", "AuditChain", "AuditClient", "FuzzSupport", "TestKit", "auditd", "auditctl",
+            ],
+            // The recorded busctl sessions, read by path (RecordedBus.swift).
+            exclude: ["Fixtures"]
+        ),
         // The unlock flow's audit sink over AuditClient, so that neither library depends on the other.
         .target(
             name: "BiometricUnlockClient",
@@ -236,6 +251,8 @@ let package = Package(
             dependencies: [
                 // AuditChain: the package's version (PackageVersion) for `auditd --version`.
                 "AuditChain", "AuditAgent", "AuditCollector", "AuditServerKit", "AuditWitness", "AuditSupport",
+                // `auditd fprintd`, a service stopped by SIGTERM / SIGINT.
+                "LinuxProducers", serviceLifecycle, unixSignals,
                 argumentParser,
                 logging,
             ]
@@ -245,6 +262,8 @@ let package = Package(
             dependencies: [
                 "AuditChain", "AuditWire", "AuditStore", "AuditHTTPClient", "BiometricUnlock", "UnlockSimulation",
                 "TransparencyLog", "AuditClient", "BiometricUnlockClient", "AuditSupport",
+                // `auditctl pam`.
+                "LinuxProducers",
                 crypto,
                 argumentParser,
                 // `auditctl prove` and `verify-consistency --collector` fetch from the collector.

@@ -22,7 +22,7 @@ struct AuditCtl: AsyncParsableCommand {
             VerifyCommand.self,
             ExportCommand.self, CheckpointCommand.self, StatsCommand.self, KeysCommand.self,
             SimulateCommand.self, QueueCommand.self, DLQCommand.self, ProveCommand.self, VerifyProofCommand.self,
-            VerifyConsistencyCommand.self,
+            VerifyConsistencyCommand.self, PamCommand.self,
         ]
     )
 }
@@ -39,7 +39,9 @@ enum AuditCtlMain {
                 try command.run()
             }
         } catch {
-            exit(Self.report(error))
+            let code = Self.report(error)
+            // `auditctl pam` runs in PAM stacks: even a usage error must not fail a login (docs/PRODUCERS.md).
+            exit(CommandLine.arguments.dropFirst().first == "pam" ? 0 : code)
         }
     }
 

@@ -6,7 +6,8 @@ import Foundation
 import Glibc
 #endif
 
-/// `auditd`: the audit agent (`run`, the default), the reference collector (`collector`) and a witness (`witness`).
+/// `auditd`: the audit agent (`run`, the default), the reference collector (`collector`), a witness (`witness`) and
+/// the fprintd watcher (`fprintd`).
 ///
 /// Exit codes: 0 ok (including a graceful shutdown on SIGTERM/SIGINT), 1 failed while running, 2 could not run
 /// (usage, bad configuration, unsafe key or token file, cannot bind).
@@ -21,11 +22,12 @@ struct AuditDaemon: AsyncParsableCommand {
               auditd run --help         every setting of the agent
               auditd collector --help   every setting of the reference collector
               auditd witness --help     every setting of the witness
+              auditd fprintd --help     every setting of the fprintd watcher
             Exit codes: 0 ok, 1 failed while running, 2 could not run (usage, configuration, unsafe key or token \
             file, cannot bind).
             """,
         version: PackageVersion.current,
-        subcommands: [RunCommand.self, CollectorCommand.self, WitnessCommand.self],
+        subcommands: [RunCommand.self, CollectorCommand.self, WitnessCommand.self, FprintdCommand.self],
         defaultSubcommand: RunCommand.self
     )
 

@@ -49,6 +49,8 @@ struct EventCatalogueTests: CatalogueSuite {
             ("PASSCODE_AUTH_SUCCESS", ["attemptCount": 1]), ("PASSCODE_AUTH_FAILURE", ["attemptCount": 2]),
             ("PASSCODE_ATTEMPTS_THROTTLED", ["failedAttempts": 5, "lockoutMs": 30_000]),
             ("FORGOT_PASSCODE_LOGOUT", [:]),
+            // The Linux producers' sessions (docs/PRODUCERS.md).
+            ("SESSION_OPENED", ["service": "sshd", "remoteHost": "192.0.2.7", "tty": "ssh"]), ("SESSION_CLOSED", [:]),
             (
                 "AUDIT_EVENTS_DROPPED",
                 [

@@ -49,7 +49,11 @@ struct CLIShapeTests {
         #expect(success["priority"] == .string("routine") && success["source"] == .string("built-in"))
         #expect(
             success["attributes"]
-                == .object(["unlockDurationMs": .object(["type": "integer", "required": true, "minimum": 0])])
+                == .object([
+                    "unlockDurationMs": .object(["type": "integer", "required": true, "minimum": 0]),
+                    // Optional, filled by `auditd fprintd` (docs/PRODUCERS.md).
+                    "finger": .object(["type": "string", "required": false, "minLength": 1, "maxLength": 64]),
+                ])
         )
         let vault = try #require(byName["VAULT_EXPORTED"])
         #expect(vault["source"] == .string("file"))

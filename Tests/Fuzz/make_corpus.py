@@ -146,4 +146,19 @@ for name, path in [("example", "tile/0/x001/x234/067"), ("partial", "tile/1/005.
 leaves = [bytes.fromhex(leaf) for leaf in transparency["tree"]["leaves"]]
 write("tlog-entry-bundle", "vector-leaves.bin", b"".join(len(leaf).to_bytes(2, "big") + leaf for leaf in leaves))
 write("tlog-entry-bundle", "empty-entries.bin", b"\x00\x00" * 3)
+# busctl monitor --json=short lines (Tests/LinuxProducersTests/Fixtures, recorded with the real fprintd): the fprintd
+# device calls, answers and signals, NameOwnerChanged, and a GetConnectionUnixUser question and answer.
+fixture = os.path.join(ROOT, "Tests/LinuxProducersTests/Fixtures/fprintd-restart-caller.jsonl")
+wanted = ['"member":"Claim"', '"member":"EnrollStart"', '"member":"EnrollStatus"', '"member":"VerifyStatus"',
+          '"member":"DeleteEnrolledFingers2"', '"member":"NameOwnerChanged"', '"member":"GetConnectionUnixUser"',
+          '"type":"method_return"', '"type":"error"']
+picked = {}
+for line in open(fixture, encoding="utf-8").read().splitlines():
+    for marker in wanted:
+        if marker in line and marker not in picked:
+            picked[marker] = line
+for index, marker in enumerate(wanted):
+    if marker in picked:
+        write("busctl-line", "line-%d.json" % index, picked[marker])
+write("busctl-line", "session.jsonl", "\n".join(picked[marker] for marker in wanted if marker in picked) + "\n")
 print("corpus written to", OUT)
