@@ -1,0 +1,43 @@
+import CollectorUI
+import Hummingbird
+import HummingbirdAuth
+
+/// What the pages under `/ui/` share for the life of a listener: the page renderer and the sign-in sessions
+/// (hummingbird-auth's ``SessionStorage`` over an in-memory store: a session lives in this process only).
+struct CollectorUIState: Sendable {
+    /// A signed-in reader: when the session began.
+    struct Session: Codable, Sendable {
+        var signedInAt: Int64
+    }
+
+    let renderer: PageRenderer
+    let sessions: SessionStorage<Session>
+    let sessionLifetime: Duration
+    /// Whether the session cookie carries `Secure` (the collector serves TLS).
+    let secureCookies: Bool
+
+    /// The session cookie's name.
+    static let cookieName = "auditd_ui_session"
+    /// How long a session lasts unless configured otherwise.
+    static let defaultSessionLifetime = Duration.seconds(12 * 3600)
+
+    init(secureCookies: Bool, sessionLifetime: Duration = Self.defaultSessionLifetime) {
+        do {
+            renderer = try PageRenderer()
+        } catch {
+            preconditionFailure("the collector's page templates do not parse: \(error)")
+        }
+        let cookie = SessionCookieParameters(
+            name: Self.cookieName,
+            path: UIPaths.root,
+            secure: secureCookies,
+            sameSite: .strict
+        )
+        sessions = SessionStorage(
+            MemoryPersistDriver(),
+            configuration: SessionStorageConfiguration(sessionCookieParameters: cookie, keyPrefix: "ui.")
+        )
+        self.sessionLifetime = sessionLifetime
+        self.secureCookies = secureCookies
+    }
+}

@@ -1,0 +1,133 @@
+import AuditChain
+import Foundation
+import Testing
+import TestKit
+
+/// The pages in a real browser (docs/COLLECTOR-UI.md): Debian's chromium, headless, loads every page of a collector
+/// that holds a log bridged by a removal record (with a hostile device id and reason), a log with an unbridged gap,
+/// a log with a fork, and a witness; with JavaScript and without; the rendered DOM (`--dump-dom`) is checked and a
+/// screenshot 400 px wide of each page is saved under test-artifacts/collector-ui/. scripts/test installs chromium;
+/// the test is skipped only when that install failed (AUDIT_CHROMIUM_UNAVAILABLE says why), and fails when chromium
+/// is simply missing.
+@Suite struct CollectorUIBrowserTests {
+    static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+    static let unavailable = ProcessInfo.processInfo.environment["AUDIT_CHROMIUM_UNAVAILABLE"]
+    static let skipReason = Comment(
+        rawValue: "skipped: chromium cannot be installed on this machine (\(unavailable ?? "")); scripts/test installs it"
+    )
+    static var runs: Bool { chromium != nil || unavailable == nil }
+
+    /// Where the screenshots go: test-artifacts/collector-ui/ at the package's root (git ignores it).
+    static let artifacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("test-artifacts/collector-ui").path
+
+    /// A page, and what its rendered DOM must contain and must not.
+    struct Page {
+        var name: String
+        var path: String
+        var contains: [String]
+        var excludes: [String] = ["<script>alert", "<img"]
+    }
+
+    static func pages(_ fixture: UIFleetFixture) -> [Page] {
+        let bridged = Hex.encode(fixture.bridged.logId)
+        return [
+            Page(
+                name: "fleet",
+                path: "/ui/fleet",
+                contains: [
+                    "<table id=\"fleet\">", "<caption>Device logs", "&lt;script&gt;alert('device')&lt;/script&gt;",
+                    ">incident<", ">behind<", ">healthy<", "aria-sort=\"ascending\"",
+                ]
+            ),
+            Page(name: "fleet-behind", path: "/ui/fleet?state=behind", contains: ["gapped-device", "1 of 3 logs"]),
+            Page(
+                name: "log-bridged",
+                path: "/ui/logs/\(bridged)",
+                contains: [
+                    "<pre id=\"checkpoint\">", "<table id=\"entries\">", "&lt;img src=x onerror=alert(1)&gt;",
+                    "accountedRemoval",
+                ]
+            ),
+            Page(
+                name: "log-gapped",
+                path: "/ui/logs/\(Hex.encode(fixture.gapped.logId))",
+                contains: ["Unbridged gaps", "3–4", ">behind<"]
+            ),
+            Page(
+                name: "log-forked",
+                path: "/ui/logs/\(Hex.encode(fixture.forked.logId))",
+                contains: ["<table id=\"incidents\">", ">fork<", "evidence.bundle?seq=2&amp;kind=fork"]
+            ),
+            Page(
+                name: "proof",
+                path: "/ui/proof?log=\(bridged)&seq=5&from=1&to=4",
+                contains: ["Entry 5 is leaf 3 of a tree of 4", "Download the .tlog-proof file", "Tree size 1 is a prefix"]
+            ),
+            Page(name: "witnesses", path: "/ui/witnesses", contains: ["<table id=\"witnesses\">", "witness.test/w1"]),
+        ]
+    }
+
+    @Test(.enabled(if: runs, skipReason))
+    func everyPageRendersInChromiumWithAndWithoutJavaScript() async throws {
+        let chromium = try #require(
+            Self.chromium,
+            "chromium is not installed: run scripts/test (it installs Debian's chromium) or apt-get install chromium"
+        )
+        try FileManager.default.createDirectory(atPath: Self.artifacts, withIntermediateDirectories: true)
+        let profile = try TemporaryDirectory(prefix: "chromium")
+        try await CollectorUIServer.run(publicRead: true, witness: true) { client, _, fixture in
+            guard case .tcp(let port) = client.target else { return }
+            for page in Self.pages(fixture) {
+                let url = "http://127.0.0.1:\(port)\(page.path)"
+                for javascript in [true, false] {
+                    let dom = try await Self.chromium(chromium, profile.path, ["--dump-dom", url], javascript: javascript)
+                    for expected in page.contains {
+                        #expect(dom.contains(expected), "\(page.name), JavaScript \(javascript): \(expected)")
+                    }
+                    for excluded in page.excludes {
+                        #expect(!dom.contains(excluded), "\(page.name), JavaScript \(javascript): \(excluded)")
+                    }
+                }
+                let shot = Self.artifacts + "/\(page.name).png"
+                try? FileManager.default.removeItem(atPath: shot)
+                _ = try await Self.chromium(
+                    chromium,
+                    profile.path,
+                    ["--screenshot=\(shot)", "--window-size=400,1200", "--hide-scrollbars", url],
+                    javascript: true
+                )
+                let size = (try? FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0
+                #expect(size > 0, "no screenshot of \(page.name)")
+            }
+        }
+    }
+
+    /// Runs headless chromium with `arguments` (loopback only: no background networking) and returns its standard
+    /// output.
+    static func chromium(_ path: String, _ profile: String, _ arguments: [String], javascript: Bool) async throws
+        -> String
+    {
+        var flags = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--disable-extensions", "--disable-default-apps", "--no-pings",
+            "--disable-domain-reliability", "--user-data-dir=\(profile)/profile",
+        ]
+        if !javascript { flags.append("--blink-settings=scriptEnabled=false") }
+        let output = profile + "/out-\(UUID().uuidString)"
+        let running = try ChildProcess.start(
+            path,
+            flags + arguments,
+            environment: ["HOME": profile, "PATH": "/usr/bin:/bin"],
+            outputPath: output,
+            errorPath: output + ".err"
+        )
+        // Generous: chromium starts in a few seconds, slower with the suite beside it.
+        let result = await running.wait(timeout: .seconds(300))
+        #expect(result.status == 0, "chromium \(arguments): \(String(decoding: result.stderr, as: UTF8.self).suffix(2000))")
+        return String(decoding: result.stdout, as: UTF8.self)
+    }
+}
