@@ -35,7 +35,10 @@ let swiftHTTPTypes: Package.Dependency = .package(
 let swiftNIOExtras: Package.Dependency = .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2")
 let swiftNIOSSL: Package.Dependency = .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6")
 let postgresNIOPackage: Package.Dependency = .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2")
-let swiftMustache: Package.Dependency = .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1")
+let swiftMustache: Package.Dependency = .package(
+    url: "https://github.com/hummingbird-project/swift-mustache",
+    from: "2.1.1"
+)
 let hummingbirdAuthPackage: Package.Dependency = .package(
     url: "https://github.com/hummingbird-project/hummingbird-auth",
     from: "2.5.0"
@@ -86,7 +89,8 @@ let package = Package(
     ],
     dependencies: [
         swiftCrypto, swiftArgumentParser, grdbSwift, hummingbirdPackage, swiftServiceLifecycle, swiftLog,
-        asyncHTTPClientPackage, swiftNIO, swiftHTTPTypes, swiftNIOExtras, swiftNIOSSL, postgresNIOPackage, swiftMustache,
+        asyncHTTPClientPackage, swiftNIO, swiftHTTPTypes, swiftNIOExtras, swiftNIOSSL, postgresNIOPackage,
+        swiftMustache,
         hummingbirdAuthPackage,
     ],
     targets: [

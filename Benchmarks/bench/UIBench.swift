@@ -125,7 +125,9 @@ enum UIBench {
             let started = ContinuousClock.now
             let (_, response) = try await URLSession.shared.data(for: request)
             let elapsed = Timing.seconds(ContinuousClock.now - started)
-            guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("\(url) did not answer 200") }
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+                throw BenchError("\(url) did not answer 200")
+            }
             if index >= 2 { times.append(elapsed) }
         }
         return times.sorted()

@@ -1,6 +1,8 @@
 public import AuditChain
 import AuditStore
 import AuditWire
+import CollectorUI
+import Crypto
 
 /// An incident's evidence as a log bundle (docs/FORMAT.md section 11) that `auditctl verify --bundle` checks offline:
 /// the log's signing keys, its genesis, the entry the collector holds at the incident's seq and the refused entry

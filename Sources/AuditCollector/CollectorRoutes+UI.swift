@@ -4,6 +4,7 @@ import CollectorUI
 import HTTPTypes
 import Hummingbird
 import HummingbirdAuth
+import Logging
 import NIOCore
 
 /// The pages under `/ui/` (docs/COLLECTOR-UI.md): access (open with `--public-read`, else the read token as a
@@ -32,7 +33,9 @@ extension CollectorRoutes {
             Self.asset(UIAssets.script, type: "text/javascript; charset=utf-8")
         }
         router.get("/ui/sign-in") { _, _ in
-            readsAreOpen ? Self.seeOther(UIPaths.fleet) : Self.page(.ok, ui.renderer.signIn(error: nil, lifetime: ui.sessionLifetime))
+            readsAreOpen
+                ? Self.seeOther(UIPaths.fleet)
+                : Self.page(.ok, ui.renderer.signIn(error: nil, lifetime: ui.sessionLifetime))
         }
         router.post("/ui/sign-in") { request, _ in await signIn(request) }
         router.post("/ui/sign-out") { request, _ in await signOut(request) }
@@ -91,13 +94,17 @@ extension CollectorRoutes {
         let presented: String?
         do throws(BoundedBody.Refusal) {
             let body = try await BoundedBody.read(request, maxBytes: Self.maxSignInBytes)
-            presented = try? URLEncodedFormDecoder().decode(Form.self, from: String(decoding: body, as: UTF8.self)).token
+            presented = try? URLEncodedFormDecoder().decode(Form.self, from: String(decoding: body, as: UTF8.self))
+                .token
         } catch {
             return Self.page(error.status, ui.renderer.signIn(error: error.message, lifetime: ui.sessionLifetime))
         }
         guard let presented, opensReads(presented) else {
             logger.notice("a sign-in to the pages was refused: wrong token")
-            let form = ui.renderer.signIn(error: "That token does not open this collector.", lifetime: ui.sessionLifetime)
+            let form = ui.renderer.signIn(
+                error: "That token does not open this collector.",
+                lifetime: ui.sessionLifetime
+            )
             return Self.page(.unauthorized, form)
         }
         do {
@@ -108,7 +115,10 @@ extension CollectorRoutes {
             return response
         } catch {
             logger.error("a session cannot be stored", metadata: ["error": "\(error)"])
-            return Self.page(.internalServerError, ui.renderer.signIn(error: "Cannot sign in now.", lifetime: ui.sessionLifetime))
+            return Self.page(
+                .internalServerError,
+                ui.renderer.signIn(error: "Cannot sign in now.", lifetime: ui.sessionLifetime)
+            )
         }
     }
 
@@ -132,7 +142,12 @@ extension CollectorRoutes {
     }
 
     /// A page, or its JSON twin when the request asked for JSON.
-    func answer(_ request: Request, _ reader: UIReader, json: @autoclosure () -> JSONValue, html: (Bool) -> String)
+    func answer(
+        _ request: Request,
+        _ reader: UIReader,
+        json: @autoclosure () -> JSONValue,
+        html: (Bool) -> String
+    )
         -> Response
     {
         if Self.wantsJSON(request) { return Self.secured(Self.noStore(Self.json(.ok, json()))) }

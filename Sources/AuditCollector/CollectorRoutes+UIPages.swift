@@ -1,6 +1,7 @@
 import AuditChain
 import CollectorUI
 import Hummingbird
+import Logging
 import TransparencyLog
 
 /// The handlers of the pages under `/ui/`: each reads through the collector's read queries (the head, the
@@ -26,7 +27,13 @@ extension CollectorRoutes {
         }
         let canonical = Hex.encode(logId)
         guard let status = try await collector.status(logId: logId) else {
-            return problem(request, reader, .notFound, "No such log", "The collector holds nothing of log \(canonical).")
+            return problem(
+                request,
+                reader,
+                .notFound,
+                "No such log",
+                "The collector holds nothing of log \(canonical)."
+            )
         }
         let store = collector.store
         var summary = try await store.fleet(only: logId).first ?? FleetLog(logId: canonical)
@@ -35,7 +42,9 @@ extension CollectorRoutes {
             logId: canonical,
             summary: summary,
             head: status.json,
-            checkpoint: try await collector.signedCheckpoint(logId: logId).map { String(decoding: $0.bytes, as: UTF8.self) },
+            checkpoint: try await collector.signedCheckpoint(logId: logId).map {
+                String(decoding: $0.bytes, as: UTF8.self)
+            },
             entries: try await store.latestEntries(logId: logId, limit: LogPage.latestEntries),
             removals: try await store.removalRecords(logId: logId, limit: LogPage.latestRemovals),
             incidents: try await store.incidentList(logId: logId),
@@ -87,7 +96,9 @@ extension CollectorRoutes {
     /// `GET /ui/logs/{logId}/proof.tlog-proof?seq=N`: the entry's inclusion proof as a c2sp.org/tlog-proof@v1 file
     /// whose extra data is the entry itself, as `auditctl prove` writes it (`auditctl verify-proof` checks it).
     func proofFile(_ request: Request, hex: String) async throws -> Response {
-        guard let logId = Self.logId(hex[...]) else { return Self.readError(.badRequest, "the log id must be 32 hex digits") }
+        guard let logId = Self.logId(hex[...]) else {
+            return Self.readError(.badRequest, "the log id must be 32 hex digits")
+        }
         guard case .success(let seq?) = Self.number(request, "seq") else {
             return Self.readError(.badRequest, "query parameter \"seq\" is required, as a decimal")
         }
@@ -98,13 +109,24 @@ extension CollectorRoutes {
             return failure(error, reading: "an inclusion proof")
         }
         let note = try collector.signedCheckpoint(logId: logId, size: proof.treeSize, rootHash: proof.rootHash)
-        let file = try TlogProof(extra: proof.entry, index: proof.leafIndex, inclusionProof: proof.inclusion, note: note)
-        return Self.download(file.bytes, name: "\(Hex.encode(logId))-\(seq).tlog-proof", type: "text/plain; charset=utf-8")
+        let file = try TlogProof(
+            extra: proof.entry,
+            index: proof.leafIndex,
+            inclusionProof: proof.inclusion,
+            note: note
+        )
+        return Self.download(
+            file.bytes,
+            name: "\(Hex.encode(logId))-\(seq).tlog-proof",
+            type: "text/plain; charset=utf-8"
+        )
     }
 
     /// `GET /ui/logs/{logId}/evidence.bundle?seq=N&kind=K&hash=H`: an incident's evidence as a log bundle.
     func evidenceFile(_ request: Request, hex: String) async throws -> Response {
-        guard let logId = Self.logId(hex[...]) else { return Self.readError(.badRequest, "the log id must be 32 hex digits") }
+        guard let logId = Self.logId(hex[...]) else {
+            return Self.readError(.badRequest, "the log id must be 32 hex digits")
+        }
         let parameters = Self.parameters(request)
         guard case .success(let seq?) = Self.number(request, "seq"),
             let kind = parameters.first(where: { $0.name == "kind" })?.value,
@@ -112,7 +134,8 @@ extension CollectorRoutes {
         else {
             return Self.readError(.badRequest, "query parameters \"seq\", \"kind\" and \"hash\" are required")
         }
-        guard let bundle = try await collector.evidenceBundle(logId: logId, seq: seq, kind: kind, entryHash: hash) else {
+        guard let bundle = try await collector.evidenceBundle(logId: logId, seq: seq, kind: kind, entryHash: hash)
+        else {
             return Self.readError(.notFound, "the collector keeps no such incident of log \(Hex.encode(logId))")
         }
         return Self.download(bundle, name: "\(Hex.encode(logId))-\(seq)-\(kind).bundle", type: "application/x-ndjson")

@@ -35,7 +35,10 @@ extension CollectorStore {
                     log.lastIngest = AuditTimestamp(millisecondsSinceEpoch: try row.integer("receivedAt"))
                 }
             }
-            for row in try db.rows("SELECT logId, kind, COUNT(*) AS n FROM incidents\(filter) GROUP BY logId, kind", arguments) {
+            for row in try db.rows(
+                "SELECT logId, kind, COUNT(*) AS n FROM incidents\(filter) GROUP BY logId, kind",
+                arguments
+            ) {
                 try update(row) { log in
                     let count = try row.unsigned("n")
                     switch try row.text("kind") {
@@ -69,8 +72,10 @@ extension CollectorStore {
             for row in try db.rows("SELECT logId, COUNT(*) AS n FROM removals\(filter) GROUP BY logId", arguments) {
                 try known(row) { $0.removalRecords = try row.unsigned("n") }
             }
-            for row in try db.rows("SELECT logId, MAX(size) AS size FROM witness_sizes\(filter) GROUP BY logId", arguments)
-            {
+            for row in try db.rows(
+                "SELECT logId, MAX(size) AS size FROM witness_sizes\(filter) GROUP BY logId",
+                arguments
+            ) {
                 try known(row) { $0.witnessedSize = try row.unsigned("size") }
             }
             return logs.keys.sorted { $0.lexicographicallyPrecedes($1) }.compactMap { logs[$0] }
@@ -99,7 +104,11 @@ extension CollectorStore {
                 "SELECT seq, entryHash, bytes FROM entries WHERE logId = ? ORDER BY seq DESC LIMIT ?",
                 [.blob(logId), .integer(Int64(limit))]
             ).map { row in
-                LogPage.Entry(seq: try row.unsigned("seq"), bytes: try row.blob("bytes"), entryHash: try row.blob("entryHash"))
+                LogPage.Entry(
+                    seq: try row.unsigned("seq"),
+                    bytes: try row.blob("bytes"),
+                    entryHash: try row.blob("entryHash")
+                )
             }
         }
     }
@@ -129,10 +138,11 @@ extension CollectorStore {
 
     /// The incidents kept of a log, by seq (at most ``maxIncidentsPerLog``, the bound of what is kept).
     public func incidentList(logId: [UInt8]) async throws -> [LogPage.Incident] {
-        try await database.read { db in
+        let limit = maxIncidentsPerLog
+        return try await database.read { db in
             try db.rows(
                 "SELECT seq, kind, entryHash, reason FROM incidents WHERE logId = ? ORDER BY seq, receivedAt LIMIT ?",
-                [.blob(logId), .integer(Int64(maxIncidentsPerLog))]
+                [.blob(logId), .integer(Int64(limit))]
             ).map { row in
                 LogPage.Incident(
                     seq: try row.unsigned("seq"),

@@ -34,7 +34,7 @@ struct CollectorUIState: Sendable {
             sameSite: .strict
         )
         sessions = SessionStorage(
-            MemoryPersistDriver(),
+            MemoryPersistDriver(ContinuousClock()),
             configuration: SessionStorageConfiguration(sessionCookieParameters: cookie, keyPrefix: "ui.")
         )
         self.sessionLifetime = sessionLifetime

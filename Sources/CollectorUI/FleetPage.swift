@@ -57,7 +57,9 @@ public struct FleetPage: Sendable {
             "total": .integer(Int64(total)),
             "matching": .integer(Int64(matching)),
             "counts": .object(
-                Dictionary(uniqueKeysWithValues: LogHealth.allCases.map { ($0.rawValue, .integer(Int64(counts[$0] ?? 0))) })
+                Dictionary(
+                    uniqueKeysWithValues: LogHealth.allCases.map { ($0.rawValue, .integer(Int64(counts[$0] ?? 0))) }
+                )
             ),
             "generatedAt": .string(generatedAt.rfc3339),
             "logs": .array(rows.map(\.json)),

@@ -57,7 +57,9 @@ public struct WitnessesPage: Sendable {
                     .object(["logId": .string($0.logId), "size": .unsigned($0.size), "at": .string($0.at.rfc3339)])
                 } ?? .null,
                 "failures": .unsigned(failures),
-                "lastFailure": lastFailure.map { .object(["at": .string($0.at.rfc3339), "reason": .string($0.reason)]) }
+                "lastFailure": lastFailure.map {
+                    .object(["at": .string($0.at.rfc3339), "reason": .string($0.reason)])
+                }
                     ?? .null,
             ])
         }

@@ -15,7 +15,8 @@ import TestKit
     }
     static let unavailable = ProcessInfo.processInfo.environment["AUDIT_CHROMIUM_UNAVAILABLE"]
     static let skipReason = Comment(
-        rawValue: "skipped: chromium cannot be installed on this machine (\(unavailable ?? "")); scripts/test installs it"
+        rawValue:
+            "skipped: chromium cannot be installed on this machine (\(unavailable ?? "")); scripts/test installs it"
     )
     static var runs: Bool { chromium != nil || unavailable == nil }
 
@@ -64,7 +65,9 @@ import TestKit
             Page(
                 name: "proof",
                 path: "/ui/proof?log=\(bridged)&seq=5&from=1&to=4",
-                contains: ["Entry 5 is leaf 3 of a tree of 4", "Download the .tlog-proof file", "Tree size 1 is a prefix"]
+                contains: [
+                    "Entry 5 is leaf 3 of a tree of 4", "Download the .tlog-proof file", "Tree size 1 is a prefix",
+                ]
             ),
             Page(name: "witnesses", path: "/ui/witnesses", contains: ["<table id=\"witnesses\">", "witness.test/w1"]),
         ]
@@ -83,7 +86,12 @@ import TestKit
             for page in Self.pages(fixture) {
                 let url = "http://127.0.0.1:\(port)\(page.path)"
                 for javascript in [true, false] {
-                    let dom = try await Self.chromium(chromium, profile.path, ["--dump-dom", url], javascript: javascript)
+                    let dom = try await Self.chromium(
+                        chromium,
+                        profile.path,
+                        ["--dump-dom", url],
+                        javascript: javascript
+                    )
                     for expected in page.contains {
                         #expect(dom.contains(expected), "\(page.name), JavaScript \(javascript): \(expected)")
                     }
@@ -107,7 +115,12 @@ import TestKit
 
     /// Runs headless chromium with `arguments` (loopback only: no background networking) and returns its standard
     /// output.
-    static func chromium(_ path: String, _ profile: String, _ arguments: [String], javascript: Bool) async throws
+    static func chromium(
+        _ path: String,
+        _ profile: String,
+        _ arguments: [String],
+        javascript: Bool
+    ) async throws
         -> String
     {
         var flags = [
@@ -127,7 +140,10 @@ import TestKit
         )
         // Generous: chromium starts in a few seconds, slower with the suite beside it.
         let result = await running.wait(timeout: .seconds(300))
-        #expect(result.status == 0, "chromium \(arguments): \(String(decoding: result.stderr, as: UTF8.self).suffix(2000))")
+        #expect(
+            result.status == 0,
+            "chromium \(arguments): \(String(decoding: result.stderr, as: UTF8.self).suffix(2000))"
+        )
         return String(decoding: result.stdout, as: UTF8.self)
     }
 }

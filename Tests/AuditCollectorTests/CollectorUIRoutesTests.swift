@@ -46,7 +46,9 @@ import TransparencyLog
                 return
             }
             let byLog = Dictionary(
-                uniqueKeysWithValues: rows.compactMap { row in row.objectValue.map { ($0["logId"]?.stringValue ?? "", $0) } }
+                uniqueKeysWithValues: rows.compactMap { row in
+                    row.objectValue.map { ($0["logId"]?.stringValue ?? "", $0) }
+                }
             )
             let bridged = try #require(byLog[Hex.encode(fixture.bridged.logId)])
             #expect(bridged["deviceId"] == .string(UIFleetFixture.hostileDeviceId))

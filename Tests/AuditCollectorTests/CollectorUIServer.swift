@@ -1,3 +1,4 @@
+import AuditChain
 import AuditCollector
 import TestKit
 

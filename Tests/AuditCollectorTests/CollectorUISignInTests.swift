@@ -50,7 +50,12 @@ import TestKit
                 #expect(refused.text.contains("id=\"sign-in-error\""))
                 #expect(!refused.text.contains("<script>"))
             }
-            let accepted = try await client.send("POST", "/ui/sign-in", body: Array("token=reader".utf8), headers: Self.form)
+            let accepted = try await client.send(
+                "POST",
+                "/ui/sign-in",
+                body: Array("token=reader".utf8),
+                headers: Self.form
+            )
             #expect(accepted.status == 303)
             #expect(accepted.headers["location"] == "/ui/fleet")
             let setCookie = try #require(accepted.headers["set-cookie"])
@@ -74,15 +79,27 @@ import TestKit
 
     @Test func signingOutEndsTheSession() async throws {
         try await CollectorUIServer.run(readToken: "reader") { client, _, _ in
-            let accepted = try await client.send("POST", "/ui/sign-in", body: Array("token=reader".utf8), headers: Self.form)
+            let accepted = try await client.send(
+                "POST",
+                "/ui/sign-in",
+                body: Array("token=reader".utf8),
+                headers: Self.form
+            )
             let cookie = try #require(Self.cookie(accepted.headers["set-cookie"]))
-            let out = try await client.send("POST", "/ui/sign-out", headers: ["Cookie": cookie] .merging(Self.form) { $1 })
+            let out = try await client.send(
+                "POST",
+                "/ui/sign-out",
+                headers: ["Cookie": cookie].merging(Self.form) { $1 }
+            )
             #expect(out.status == 303)
             #expect(out.headers["location"] == "/ui/sign-in")
             #expect(out.headers["set-cookie"]?.hasPrefix(CollectorUIState.cookieName + "=") == true)
             let after = try await client.get("/ui/fleet", headers: ["Cookie": cookie])
             #expect(after.status == 303)
-            #expect(try await client.get("/ui/fleet", headers: ["Cookie": CollectorUIState.cookieName + "=forged"]).status == 303)
+            #expect(
+                try await client.get("/ui/fleet", headers: ["Cookie": CollectorUIState.cookieName + "=forged"]).status
+                    == 303
+            )
         }
     }
 

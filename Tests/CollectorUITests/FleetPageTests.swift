@@ -6,7 +6,13 @@ import Testing
 @Suite struct FleetPageTests {
     static let now = AuditTimestamp(millisecondsSinceEpoch: 1_700_000_000_000)
 
-    static func log(_ index: Int, head: UInt64? = 5, highest: UInt64? = 5, forks: UInt64 = 0, announced: UInt64? = nil)
+    static func log(
+        _ index: Int,
+        head: UInt64? = 5,
+        highest: UInt64? = 5,
+        forks: UInt64 = 0,
+        announced: UInt64? = nil
+    )
         -> FleetLog
     {
         FleetLog(
@@ -56,7 +62,11 @@ import Testing
             generatedAt: Self.now
         )
         #expect(byIngest.rows.map(\.logId) == [logs[0].logId, logs[1].logId, logs[2].logId])
-        let byLog = FleetPage(logs: logs.reversed(), query: FleetQuery(parameters: [("sort", "log")]), generatedAt: Self.now)
+        let byLog = FleetPage(
+            logs: logs.reversed(),
+            query: FleetQuery(parameters: [("sort", "log")]),
+            generatedAt: Self.now
+        )
         #expect(byLog.rows.map(\.logId) == logs.map(\.logId))
     }
 

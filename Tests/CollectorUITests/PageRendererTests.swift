@@ -1,4 +1,5 @@
 import AuditChain
+import Foundation
 import Testing
 
 @testable import CollectorUI
