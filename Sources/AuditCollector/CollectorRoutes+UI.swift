@@ -27,7 +27,6 @@ extension CollectorRoutes {
 
     func registerUI(on router: Router<BasicRequestContext>) {
         router.get("/ui") { _, _ in Self.seeOther(UIPaths.fleet) }
-        router.get("/ui/") { _, _ in Self.seeOther(UIPaths.fleet) }
         router.get("/ui/assets/style.css") { _, _ in Self.asset(UIAssets.styleSheet, type: "text/css; charset=utf-8") }
         router.get("/ui/assets/refresh.js") { _, _ in
             Self.asset(UIAssets.script, type: "text/javascript; charset=utf-8")
