@@ -18,6 +18,8 @@ extension FleetPage {
 
     struct Row: Sendable {
         var logId: String
+        /// The first 12 hex digits and an ellipsis: the full id is the link's title and on the log's page.
+        var logShort: String
         var logHref: String
         var deviceId: String
         var head: String
@@ -109,6 +111,7 @@ extension FleetPage {
         if log.incidentsNotKept > 0 { incidents.append("\(log.incidentsNotKept) not kept") }
         return Row(
             logId: log.logId,
+            logShort: log.logId.count > 12 ? log.logId.prefix(12) + "…" : log.logId,
             logHref: UIPaths.log(log.logId),
             deviceId: log.deviceId ?? "(no genesis held)",
             head: log.headSeq.map(String.init) ?? "none",

@@ -59,7 +59,7 @@ enum Templates {
         <tbody>
         {{#rows}}<tr class="{{colour}}">
         <td><span class="health {{colour}}">{{health}}</span></td>
-        <th scope="row"><a href="{{logHref}}"><code>{{logId}}</code></a></th>
+        <th scope="row"><a href="{{logHref}}" title="{{logId}}"><code>{{logShort}}</code></a></th>
         <td class="device">{{deviceId}}</td><td>{{head}}</td><td>{{size}}</td><td>{{lastIngest}}</td><td>{{lag}}</td>
         <td>{{incidents}}</td><td>{{gaps}}</td><td>{{witnessed}}</td>
         </tr>

@@ -36,10 +36,11 @@ public enum UIAssets: Sendable {
 
         """
 
-    /// The optional script: reloads a page that asks for it every minute while the tab is visible. The pages work
-    /// the same without it.
+    /// The optional script: reloads a page that asks for it every minute while the tab is visible, and says so on
+    /// the page's root element (`data-refresh`). The pages work the same without it.
     public static let script = """
         "use strict";
+        document.documentElement.setAttribute("data-refresh", "every minute");
         setInterval(function () {
           if (document.visibilityState === "visible") { window.location.reload(); }
         }, 60000);

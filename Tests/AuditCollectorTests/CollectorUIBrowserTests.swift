@@ -3,6 +3,10 @@ import Foundation
 import Testing
 import TestKit
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The pages in a real browser (docs/COLLECTOR-UI.md): Debian's chromium, headless, loads every page of a collector
 /// that holds a log bridged by a removal record (with a hostile device id and reason), a log with an unbridged gap,
 /// a log with a fork, and a witness; with JavaScript and without; the rendered DOM (`--dump-dom`) is checked and a
@@ -30,6 +34,8 @@ import TestKit
         var path: String
         var contains: [String]
         var excludes: [String] = ["<script>alert", "<img"]
+        /// Whether the page loads the refresh script.
+        var refreshes = true
     }
 
     static func pages(_ fixture: UIFleetFixture) -> [Page] {
@@ -67,7 +73,8 @@ import TestKit
                 path: "/ui/proof?log=\(bridged)&seq=5&from=1&to=4",
                 contains: [
                     "Entry 5 is leaf 3 of a tree of 4", "Download the .tlog-proof file", "Tree size 1 is a prefix",
-                ]
+                ],
+                refreshes: false
             ),
             Page(name: "witnesses", path: "/ui/witnesses", contains: ["<table id=\"witnesses\">", "witness.test/w1"]),
         ]
@@ -98,6 +105,10 @@ import TestKit
                     for excluded in page.excludes {
                         #expect(!dom.contains(excluded), "\(page.name), JavaScript \(javascript): \(excluded)")
                     }
+                    // The refresh script marks the root element when it runs: proof that JavaScript ran, or did not.
+                    if page.refreshes {
+                        #expect(dom.contains("data-refresh=") == javascript, "\(page.name), JavaScript \(javascript)")
+                    }
                 }
                 let shot = Self.artifacts + "/\(page.name).png"
                 try? FileManager.default.removeItem(atPath: shot)
@@ -127,9 +138,20 @@ import TestKit
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
             "--disable-sync", "--disable-extensions", "--disable-default-apps", "--no-pings",
-            "--disable-domain-reliability", "--user-data-dir=\(profile)/profile",
+            "--disable-domain-reliability",
         ]
-        if !javascript { flags.append("--blink-settings=scriptEnabled=false") }
+        // Without JavaScript: the profile's content setting blocks the pages' scripts (Blink's scriptEnabled=false
+        // would also stop --dump-dom, which runs a script of its own).
+        let profileDirectory = profile + (javascript ? "/javascript" : "/no-javascript")
+        if !javascript {
+            try FileManager.default.createDirectory(
+                atPath: profileDirectory + "/Default",
+                withIntermediateDirectories: true
+            )
+            try Data(#"{"profile":{"default_content_setting_values":{"javascript":2}}}"#.utf8)
+                .write(to: URL(fileURLWithPath: profileDirectory + "/Default/Preferences"))
+        }
+        flags.append("--user-data-dir=\(profileDirectory)")
         let output = profile + "/out-\(UUID().uuidString)"
         let running = try ChildProcess.start(
             path,
@@ -140,10 +162,19 @@ import TestKit
         )
         // Generous: chromium starts in a few seconds, slower with the suite beside it.
         let result = await running.wait(timeout: .seconds(300))
+        // A process whose SIGCHLD is ignored reaps its children itself, and then `wait` reports at once: wait until
+        // chromium's process is gone before reading what it wrote.
+        let deadline = ContinuousClock.now + .seconds(300)
+        while kill(running.pid, 0) == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let errors = (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? ""
+        #expect(!result.signaled, "chromium \(arguments) was killed: \(errors.suffix(2000))")
+        let written = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         #expect(
-            result.status == 0,
-            "chromium \(arguments): \(String(decoding: result.stderr, as: UTF8.self).suffix(2000))"
+            !written.isEmpty || arguments.contains { $0.hasPrefix("--screenshot") },
+            "chromium \(arguments) wrote no DOM: \(errors.suffix(1500))"
         )
-        return String(decoding: result.stdout, as: UTF8.self)
+        return written
     }
 }
