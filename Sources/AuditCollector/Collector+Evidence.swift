@@ -1,4 +1,4 @@
-public import AuditChain
+import AuditChain
 import AuditStore
 import AuditWire
 import CollectorUI

@@ -168,6 +168,21 @@ import TransparencyLog
         }
     }
 
+    @Test func aWitnessThatIsDownShowsItsFailures() async throws {
+        try await CollectorUIServer.run(publicRead: true, witnessDown: true) { client, _, _ in
+            let twin = try Self.json(try await client.get("/ui/witnesses.json")).objectValue
+            guard case .array(let witnesses)? = twin?["witnesses"], let witness = witnesses.first?.objectValue else {
+                Issue.record("no witness")
+                return
+            }
+            // One failure per version 2 batch of the fixture: three.
+            #expect(witness["failures"] == .integer(3))
+            #expect(witness["logsCosigned"] == .integer(0))
+            #expect(witness["lastCosigned"] == .null)
+            #expect(witness["lastFailure"]?.objectValue?["reason"]?.stringValue?.contains("did not answer") == true)
+        }
+    }
+
     @Test func malformedAndUnknownLogsAreAnsweredPlainly() async throws {
         try await CollectorUIServer.run(publicRead: true) { client, _, _ in
             let malformed = try await client.get("/ui/logs/%3Cscript%3E")

@@ -8,11 +8,13 @@ enum CollectorUIServer {
     static let ingestToken = "ingest"
 
     /// Runs `body` with a client of the collector's port (one that follows no redirect and keeps no cookie), the
-    /// collector and the fixture it holds.
+    /// collector and the fixture it holds. `witnessDown`: the witness is configured but stopped before the fixture
+    /// is posted, so every cosignature fails.
     static func run(
         readToken: String? = nil,
         publicRead: Bool = false,
         witness: Bool = false,
+        witnessDown: Bool = false,
         _ body: (AgentHTTPClient, Collector, UIFleetFixture) async throws -> Void
     ) async throws {
         let directory = CollectorTempDir()
@@ -22,12 +24,13 @@ enum CollectorUIServer {
         configuration.readAccessToken = readToken
         configuration.publicRead = publicRead
         var service: WitnessService?
-        if witness {
+        if witness || witnessDown {
             let key = try CollectorKeyFile.loadOrCreate(path: directory.keyPath)
             let started = try WitnessService(logName: Collector.defaultName, logKey: key.publicKey)
             configuration.witnesses = [try await started.start()]
             configuration.witnessTimeout = .seconds(120)
             service = started
+            if witnessDown { await started.stop() }
         }
         let server = try await CollectorServer(configuration: configuration)
         let fixture = UIFleetFixture()
