@@ -2,7 +2,6 @@ import AuditChain
 import AuditStore
 import AuditWire
 import CollectorUI
-import Crypto
 
 /// An incident's evidence as a log bundle (docs/FORMAT.md section 11) that `auditctl verify --bundle` checks offline:
 /// the log's signing keys, its genesis, the entry the collector holds at the incident's seq and the refused entry
@@ -35,37 +34,5 @@ extension Collector {
             checkpoint: checkpoint
         )
         return ([header.line] + lines).flatMap { $0 + [UInt8(ascii: "\n")] }
-    }
-}
-
-extension CollectorStore {
-    /// What an incident's evidence bundle holds.
-    struct Evidence: Sendable {
-        var genesis: [UInt8]?
-        var held: [UInt8]?
-        var refused: [UInt8]
-        var publicKeys: [[UInt8]]
-    }
-
-    /// The kept incident's refused bytes, the held entry at its seq, the genesis and the log's keys; nil when no
-    /// such incident is kept.
-    func evidence(logId: [UInt8], seq: UInt64, kind: String, entryHash: [UInt8]) async throws -> Evidence? {
-        guard let key = Int64(exactly: seq) else { return nil }
-        return try await database.read { db in
-            let log = SQLValue.blob(logId)
-            guard
-                let refused = try db.blob(
-                    "SELECT bytes FROM incidents WHERE logId = ? AND seq = ? AND kind = ? AND entryHash = ?",
-                    [log, .integer(key), .text(kind), .blob(entryHash)]
-                )
-            else { return nil }
-            let keys = try Self.keys(db, logId: logId).values.sorted { $0.fromSeq < $1.fromSeq }
-            return Evidence(
-                genesis: try db.blob("SELECT bytes FROM entries WHERE logId = ? AND seq = 0", [log]),
-                held: try db.blob("SELECT bytes FROM entries WHERE logId = ? AND seq = ?", [log, .integer(key)]),
-                refused: refused,
-                publicKeys: keys.map { Array($0.publicKey.rawRepresentation) }
-            )
-        }
     }
 }

@@ -1,9 +1,11 @@
 import AuditChain
 public import CollectorUI
+import Crypto
 import Foundation
 
 /// What the operators' pages read (docs/COLLECTOR-UI.md): the fleet's facts in a few aggregate queries over every
-/// log (no query per log), and the lists of one log's page. Each runs in one read transaction.
+/// log (no query per log), the lists of one log's page, and what an incident's evidence bundle holds. Each runs in
+/// one read transaction.
 extension CollectorStore {
     /// One row of facts per log the collector holds entries or incidents of; `only` restricts it to one log.
     /// Device ids are not read here (``deviceIds(_:)`` reads them for the rows a page shows).
@@ -165,6 +167,36 @@ extension CollectorStore {
                 totals[try row.text("witness")] = (try row.unsigned("logs"), try row.unsigned("largest"))
             }
             return totals
+        }
+    }
+
+    /// What an incident's evidence bundle holds.
+    struct Evidence: Sendable {
+        var genesis: [UInt8]?
+        var held: [UInt8]?
+        var refused: [UInt8]
+        var publicKeys: [[UInt8]]
+    }
+
+    /// The kept incident's refused bytes, the held entry at its seq, the genesis and the log's keys; nil when no
+    /// such incident is kept.
+    func evidence(logId: [UInt8], seq: UInt64, kind: String, entryHash: [UInt8]) async throws -> Evidence? {
+        guard let key = Int64(exactly: seq) else { return nil }
+        return try await database.read { db in
+            let log = SQLValue.blob(logId)
+            guard
+                let refused = try db.blob(
+                    "SELECT bytes FROM incidents WHERE logId = ? AND seq = ? AND kind = ? AND entryHash = ?",
+                    [log, .integer(key), .text(kind), .blob(entryHash)]
+                )
+            else { return nil }
+            let keys = try Self.keys(db, logId: logId).values.sorted { $0.fromSeq < $1.fromSeq }
+            return Evidence(
+                genesis: try db.blob("SELECT bytes FROM entries WHERE logId = ? AND seq = 0", [log]),
+                held: try db.blob("SELECT bytes FROM entries WHERE logId = ? AND seq = ?", [log, .integer(key)]),
+                refused: refused,
+                publicKeys: keys.map { Array($0.publicKey.rawRepresentation) }
+            )
         }
     }
 }

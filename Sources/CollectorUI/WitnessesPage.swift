@@ -44,8 +44,10 @@ public struct WitnessesPage: Sendable {
             self.lastFailure = lastFailure
         }
 
+        /// Equal when every fact is (tuples are not `Equatable`: compared through the JSON form).
         public static func == (lhs: Self, rhs: Self) -> Bool { lhs.json == rhs.json }
 
+        /// Hashes the witness's key, which equal witnesses share.
         public func hash(into hasher: inout Hasher) { hasher.combine(vkey) }
 
         var json: JSONValue {
