@@ -124,6 +124,137 @@ import Glibc
         }
     }
 
+    @Test(.enabled(if: runs, skipReason))
+    func behindTheReadTokenABrowserIsSentToTheSignInForm() async throws {
+        let chromium = try #require(
+            Self.chromium,
+            "chromium is not installed: run scripts/test (it installs Debian's chromium) or apt-get install chromium"
+        )
+        try FileManager.default.createDirectory(atPath: Self.artifacts, withIntermediateDirectories: true)
+        let profile = try TemporaryDirectory(prefix: "chromium")
+        try await CollectorUIServer.run(readToken: "reader") { client, _, _ in
+            guard case .tcp(let port) = client.target else { return }
+            // The fleet without a session: chromium follows the 303 to the form.
+            let url = "http://127.0.0.1:\(port)/ui/fleet"
+            for javascript in [true, false] {
+                let dom = try await Self.chromium(chromium, profile.path, ["--dump-dom", url], javascript: javascript)
+                #expect(dom.contains("<form method=\"post\" action=\"/ui/sign-in\""), "JavaScript \(javascript)")
+                #expect(dom.contains("type=\"password\""), "JavaScript \(javascript)")
+                #expect(!dom.contains("<table id=\"fleet\">"), "JavaScript \(javascript)")
+            }
+            let shot = Self.artifacts + "/sign-in.png"
+            try? FileManager.default.removeItem(atPath: shot)
+            _ = try await Self.chromium(
+                chromium,
+                profile.path,
+                ["--screenshot=\(shot)", "--window-size=400,800", "--hide-scrollbars", url],
+                javascript: true
+            )
+            let size = (try? FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0
+            #expect(size > 0, "no screenshot of the sign-in form")
+        }
+    }
+
+    /// Headless, and nothing but the page's own requests: no background networking, updates, sync or pings.
+    static let quietFlags = [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+        "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--disable-extensions", "--disable-default-apps", "--no-pings",
+        "--disable-domain-reliability",
+    ]
+
+    /// What the sign-in flow saw in the browser.
+    struct SignInFlow: Sendable {
+        var redirectedToSignIn = false
+        var wrongTokenDOM = ""
+        var fleetDOM = ""
+        var cookie: [String: String] = [:]
+        var scriptSeesCookie = true
+        var afterSignOutPath = ""
+        var cookieAfterSignOut = true
+        var fleetAfterSignOutPath = ""
+    }
+
+    @Test(.enabled(if: runs, skipReason))
+    func theSignInFlowInChromiumWithAWrongAndARightToken() async throws {
+        let chromium = try #require(
+            Self.chromium,
+            "chromium is not installed: run scripts/test (it installs Debian's chromium) or apt-get install chromium"
+        )
+        let profile = try TemporaryDirectory(prefix: "chromium")
+        try await CollectorUIServer.run(readToken: "reader") { client, _, _ in
+            guard case .tcp(let port) = client.target else { return }
+            let pipe = try ChildProcess.startWithDevToolsPipe(
+                chromium,
+                Self.quietFlags + [
+                    "--user-data-dir=\(profile.path)/pipe", "--remote-debugging-pipe", "about:blank",
+                ],
+                environment: ["HOME": profile.path, "PATH": "/usr/bin:/bin"],
+                outputPath: profile.path + "/pipe.log"
+            )
+            let base = "http://127.0.0.1:\(port)"
+            // Blocking reads: on a thread of their own, never on the pool that serves the collector.
+            let flow: SignInFlow = try await withCheckedThrowingContinuation { continuation in
+                Thread {
+                    continuation.resume(with: Result { try Self.signInFlow(DevToolsSession(pipe: pipe), base: base) })
+                }.start()
+            }
+            _ = await pipe.running.wait(timeout: .seconds(120))
+            #expect(flow.redirectedToSignIn)
+            #expect(flow.wrongTokenDOM.contains("id=\"sign-in-error\""))
+            #expect(!flow.wrongTokenDOM.contains("<table id=\"fleet\">"))
+            #expect(flow.fleetDOM.contains("<table id=\"fleet\">"))
+            #expect(flow.fleetDOM.contains("Sign out"))
+            #expect(flow.cookie["name"] == "auditd_ui_session")
+            #expect(flow.cookie["httpOnly"] == "true")
+            #expect(flow.cookie["sameSite"] == "Strict")
+            #expect(flow.cookie["path"] == "/ui")
+            #expect(flow.cookie["session"] == "false", "the cookie has an expiry")
+            #expect(!flow.scriptSeesCookie, "HttpOnly: document.cookie does not show it")
+            #expect(flow.afterSignOutPath == "/ui/sign-in")
+            #expect(!flow.cookieAfterSignOut)
+            #expect(flow.fleetAfterSignOutPath == "/ui/sign-in")
+        }
+    }
+
+    /// The fleet without a session, a wrong token, the right one, the cookie, sign-out, the fleet again.
+    static func signInFlow(_ session: DevToolsSession, base: String) throws -> SignInFlow {
+        defer { session.close() }
+        var flow = SignInFlow()
+        let submit = "document.querySelector('form.sign-in').submit()"
+        func signIn(_ token: String) throws {
+            try session.mark()
+            _ = try session.evaluate("document.querySelector('input[name=token]').value = '\(token)'; \(submit)")
+        }
+        try session.open(base + "/ui/fleet")
+        try session.waitFor(path: "/ui/sign-in")
+        flow.redirectedToSignIn = true
+        try signIn("nope")
+        try session.waitFor(path: "/ui/sign-in")
+        flow.wrongTokenDOM = try session.dom()
+        try signIn("reader")
+        try session.waitFor(path: "/ui/fleet")
+        flow.fleetDOM = try session.dom()
+        if let cookie = try session.cookies().first(where: { $0["name"] as? String == "auditd_ui_session" }) {
+            flow.cookie = [
+                "name": "\(cookie["name"] ?? "")", "httpOnly": "\(cookie["httpOnly"] as? Bool ?? false)",
+                "sameSite": "\(cookie["sameSite"] ?? "")", "path": "\(cookie["path"] ?? "")",
+                "session": "\(cookie["session"] as? Bool ?? true)",
+            ]
+        }
+        flow.scriptSeesCookie = (try session.evaluate("document.cookie") as? String ?? "").contains("auditd_ui")
+        try session.mark()
+        _ = try session.evaluate("document.querySelector('form[action=\"/ui/sign-out\"]').submit()")
+        try session.waitFor(path: "/ui/sign-in")
+        flow.afterSignOutPath = "/ui/sign-in"
+        flow.cookieAfterSignOut = try session.cookies().contains { $0["name"] as? String == "auditd_ui_session" }
+        try session.mark()
+        _ = try session.evaluate("location.href = '/ui/fleet'")
+        try session.waitFor(path: "/ui/sign-in")
+        flow.fleetAfterSignOutPath = "/ui/sign-in"
+        return flow
+    }
+
     /// Runs headless chromium with `arguments` (loopback only: no background networking) and returns its standard
     /// output.
     static func chromium(
@@ -134,12 +265,7 @@ import Glibc
     ) async throws
         -> String
     {
-        var flags = [
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-            "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--disable-extensions", "--disable-default-apps", "--no-pings",
-            "--disable-domain-reliability",
-        ]
+        var flags = quietFlags
         // Without JavaScript: the profile's content setting blocks the pages' scripts (Blink's scriptEnabled=false
         // would also stop --dump-dom, which runs a script of its own).
         let profileDirectory = profile + (javascript ? "/javascript" : "/no-javascript")
