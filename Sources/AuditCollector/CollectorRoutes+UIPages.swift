@@ -37,6 +37,7 @@ extension CollectorRoutes {
         }
         let store = collector.store
         var summary = try await store.fleet(only: logId).first ?? FleetLog(logId: canonical)
+        summary.held = status.held
         summary.deviceId = try await store.deviceIds([canonical])[canonical]
         let page = LogPage(
             logId: canonical,

@@ -7,8 +7,9 @@ import Foundation
 /// log (no query per log), the lists of one log's page, and what an incident's evidence bundle holds. Each runs in
 /// one read transaction.
 extension CollectorStore {
-    /// One row of facts per log the collector holds entries or incidents of; `only` restricts it to one log.
-    /// Device ids are not read here (``deviceIds(_:)`` reads them for the rows a page shows).
+    /// One row of facts per log the collector holds entries or incidents of; `only` restricts it to one log, whose
+    /// row then leaves ``FleetLog/held`` 0 (the head endpoint's status counts it). Device ids are not read here
+    /// (``deviceIds(_:)`` reads them for the rows a page shows).
     public func fleet(only logId: [UInt8]? = nil) async throws -> [FleetLog] {
         try await database.read { db in
             let filter = logId == nil ? "" : " WHERE logId = ?"
@@ -21,18 +22,23 @@ extension CollectorStore {
                 logs[id] = log
             }
             // The highest seq, the count and when the highest entry was stored, from the (logId, seq) index and
-            // one lookup per log.
+            // one lookup per log. For one log, only its highest entry: counting a log of a million entries costs
+            // what the head endpoint's count (LogStatus.held) already costs the log's page, which takes it there.
             let held = try db.rows(
-                """
-                SELECT m.logId AS logId, m.held AS held, m.highest AS highest, e.receivedAt AS receivedAt
-                FROM (SELECT logId, COUNT(*) AS held, MAX(seq) AS highest FROM entries\(filter) GROUP BY logId) AS m
-                JOIN entries AS e ON e.logId = m.logId AND e.seq = m.highest
-                """,
+                logId == nil
+                    ? """
+                    SELECT m.logId AS logId, m.held AS held, m.highest AS highest, e.receivedAt AS receivedAt
+                    FROM (SELECT logId, COUNT(*) AS held, MAX(seq) AS highest FROM entries GROUP BY logId) AS m
+                    JOIN entries AS e ON e.logId = m.logId AND e.seq = m.highest
+                    """
+                    : """
+                    SELECT logId, seq AS highest, receivedAt FROM entries WHERE logId = ? ORDER BY seq DESC LIMIT 1
+                    """,
                 arguments
             )
             for row in held {
                 try update(row) { log in
-                    log.held = try row.unsigned("held")
+                    if logId == nil { log.held = try row.unsigned("held") }
                     log.highestSeq = try row.unsigned("highest")
                     log.lastIngest = AuditTimestamp(millisecondsSinceEpoch: try row.integer("receivedAt"))
                 }
