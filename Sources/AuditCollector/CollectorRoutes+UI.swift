@@ -26,27 +26,28 @@ extension CollectorRoutes {
     static let maxSignInBytes = 4096
 
     func registerUI(on router: Router<BasicRequestContext>) {
-        router.get("/ui") { _, _ in Self.seeOther(UIPaths.fleet) }
-        router.get("/ui/assets/style.css") { _, _ in Self.asset(UIAssets.styleSheet, type: "text/css; charset=utf-8") }
-        router.get("/ui/assets/refresh.js") { _, _ in
+        router.get(RouterPath(UIPaths.root)) { _, _ in Self.seeOther(UIPaths.fleet) }
+        router.get(RouterPath(UIPaths.style)) { _, _ in Self.asset(UIAssets.styleSheet, type: "text/css; charset=utf-8")
+        }
+        router.get(RouterPath(UIPaths.script)) { _, _ in
             Self.asset(UIAssets.script, type: "text/javascript; charset=utf-8")
         }
-        router.get("/ui/sign-in") { _, _ in
+        router.get(RouterPath(UIPaths.signIn)) { _, _ in
             readsAreOpen
                 ? Self.seeOther(UIPaths.fleet)
                 : Self.page(.ok, ui.renderer.signIn(error: nil, lifetime: ui.sessionLifetime))
         }
-        router.post("/ui/sign-in") { request, _ in await signIn(request) }
-        router.post("/ui/sign-out") { request, _ in await signOut(request) }
-        for path in ["/ui/fleet", "/ui/fleet.json"] {
+        router.post(RouterPath(UIPaths.signIn)) { request, _ in await signIn(request) }
+        router.post(RouterPath(UIPaths.signOut)) { request, _ in await signOut(request) }
+        for path in [UIPaths.fleet, UIPaths.json(UIPaths.fleet)] {
             router.get(RouterPath(path)) { request, _ in await guarded(request) { try await fleetPage(request, $0) } }
         }
-        for path in ["/ui/witnesses", "/ui/witnesses.json"] {
+        for path in [UIPaths.witnesses, UIPaths.json(UIPaths.witnesses)] {
             router.get(RouterPath(path)) { request, _ in
                 await guarded(request) { try await witnessesPage(request, $0) }
             }
         }
-        for path in ["/ui/proof", "/ui/proof.json"] {
+        for path in [UIPaths.proof, UIPaths.json(UIPaths.proof)] {
             router.get(RouterPath(path)) { request, _ in await guarded(request) { try await proofPage(request, $0) } }
         }
         router.get("/ui/logs/:logId") { request, context in

@@ -28,19 +28,6 @@ import Testing
         )
     }
 
-    @Test func rowsDeriveLagGapAndHealth() {
-        let behind = Self.log(1, head: 5, highest: 9, announced: 12)
-        #expect(behind.lag == 7)
-        #expect(behind.unbridgedGap)
-        #expect(behind.health == .behind)
-        let noHead = Self.log(2, head: nil, highest: 3, announced: 3)
-        #expect(noHead.lag == 4)
-        #expect(noHead.health == .behind)
-        #expect(Self.log(3, forks: 1).health == .incident)
-        #expect(Self.log(4).health == .healthy)
-        #expect(Self.log(4, announced: 2).lag == 0)
-    }
-
     @Test func filtersByStateAndCountsEveryState() {
         let logs = [Self.log(1, forks: 2), Self.log(2), Self.log(3, highest: 8), Self.log(4)]
         var query = FleetQuery()
@@ -82,14 +69,6 @@ import Testing
         let beyond = FleetPage(logs: logs, query: FleetQuery(parameters: [("page", "99")]), generatedAt: Self.now)
         #expect(beyond.rows.isEmpty)
         #expect(beyond.view.empty)
-    }
-
-    @Test func malformedParametersKeepTheDefaults() {
-        let query = FleetQuery(parameters: [
-            ("state", "<b>"), ("sort", "drop table"), ("page", "-3"), ("per", "100000"), ("order", "sideways"),
-        ])
-        #expect(query == FleetQuery())
-        #expect(query.path == "/ui/fleet")
     }
 
     @Test func theJSONTwinCarriesTheRowsFacts() throws {
