@@ -122,10 +122,13 @@ extension CollectorRoutes {
         }
     }
 
-    /// `POST /ui/sign-out`: forgets the session and expires its cookie.
+    /// `POST /ui/sign-out`: forgets the session and expires its cookie. The cookie sent back is emptied, with
+    /// `Max-Age=0` and an expiry in 1970: the one hummingbird-auth makes expires "now", to the second, which a
+    /// browser may still keep for that second.
     func signOut(_ request: Request) async -> Response {
         var response = Self.seeOther(readsAreOpen ? UIPaths.fleet : UIPaths.signIn)
-        if let cookie = try? await ui.sessions.delete(request: request) { response.setCookie(cookie) }
+        _ = try? await ui.sessions.delete(request: request)
+        response.setCookie(ui.expiredCookie)
         return response
     }
 

@@ -1,4 +1,5 @@
 import CollectorUI
+import Foundation
 import Hummingbird
 import HummingbirdAuth
 
@@ -20,6 +21,20 @@ struct CollectorUIState: Sendable {
     static let cookieName = "auditd_ui_session"
     /// How long a session lasts unless configured otherwise.
     static let defaultSessionLifetime = Duration.seconds(12 * 3600)
+
+    /// The session cookie emptied and expired, which makes a browser drop it (sign-out).
+    var expiredCookie: Cookie {
+        Cookie(
+            name: Self.cookieName,
+            value: "",
+            expires: Date(timeIntervalSince1970: 0),
+            maxAge: 0,
+            path: UIPaths.root,
+            secure: secureCookies,
+            httpOnly: true,
+            sameSite: .strict
+        )
+    }
 
     init(secureCookies: Bool, sessionLifetime: Duration = Self.defaultSessionLifetime) {
         do {

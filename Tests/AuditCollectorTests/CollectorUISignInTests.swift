@@ -93,7 +93,10 @@ import TestKit
             )
             #expect(out.status == 303)
             #expect(out.headers["location"] == "/ui/sign-in")
-            #expect(out.headers["set-cookie"]?.hasPrefix(CollectorUIState.cookieName + "=") == true)
+            let expired = try #require(out.headers["set-cookie"])
+            #expect(expired.hasPrefix(CollectorUIState.cookieName + "=;"))
+            #expect(expired.contains("Max-Age=0"))
+            #expect(expired.contains("1970"))
             let after = try await client.get("/ui/fleet", headers: ["Cookie": cookie])
             #expect(after.status == 303)
             #expect(
