@@ -35,6 +35,14 @@ let swiftHTTPTypes: Package.Dependency = .package(
 let swiftNIOExtras: Package.Dependency = .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2")
 let swiftNIOSSL: Package.Dependency = .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6")
 let postgresNIOPackage: Package.Dependency = .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2")
+let swiftMustache: Package.Dependency = .package(
+    url: "https://github.com/hummingbird-project/swift-mustache",
+    from: "2.1.1"
+)
+let hummingbirdAuthPackage: Package.Dependency = .package(
+    url: "https://github.com/hummingbird-project/hummingbird-auth",
+    from: "2.5.0"
+)
 
 // The products the targets use, each named once.
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
@@ -57,6 +65,8 @@ let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-h
 let nioHTTPTypes: Target.Dependency = .product(name: "NIOHTTPTypes", package: "swift-nio-extras")
 let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
 let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
+let mustache: Target.Dependency = .product(name: "Mustache", package: "swift-mustache")
+let hummingbirdAuth: Target.Dependency = .product(name: "HummingbirdAuth", package: "hummingbird-auth")
 
 let package = Package(
     name: "audit-chain",
@@ -80,6 +90,8 @@ let package = Package(
     dependencies: [
         swiftCrypto, swiftArgumentParser, grdbSwift, hummingbirdPackage, swiftServiceLifecycle, swiftLog,
         asyncHTTPClientPackage, swiftNIO, swiftHTTPTypes, swiftNIOExtras, swiftNIOSSL, postgresNIOPackage,
+        swiftMustache,
+        hummingbirdAuthPackage,
     ],
     targets: [
         // Shared plumbing (issue 31 part 4): one home for each helper the modules share.
@@ -198,11 +210,25 @@ let package = Package(
                 logging,
             ]
         ),
+        // The collector's pages (docs/COLLECTOR-UI.md), pure: page models built from plain facts, their health rules,
+        // sorting, filtering and paging, and the HTML rendered from mustache templates that escape every value.
+        .target(
+            name: "CollectorUI",
+            dependencies: ["AuditChain", mustache]
+        ),
+        .testTarget(
+            name: "CollectorUITests",
+            dependencies: ["CollectorUI", "AuditChain"]
+        ),
         .target(
             name: "AuditCollector",
             dependencies: [
                 "AuditChain", "AuditWire", "AuditServerKit", "DurableSQLite", "TransparencyLog", "AuditSupport",
                 "AuditHTTPClient",
+                // The pages under /ui/ and their sign-in sessions (CollectorRoutes+UI.swift); an incident's evidence is
+                // a bundle (LogBundle) that `auditctl verify --bundle` reads.
+                "CollectorUI", "AuditStore",
+                hummingbirdAuth,
                 crypto,
                 grdb,
                 hummingbird,
@@ -283,6 +309,8 @@ let package = Package(
                 crypto,
                 grdb,
                 logging,
+                // The ui section serves the collector's pages as a service group, stopped gracefully.
+                serviceLifecycle,
             ],
             path: "Benchmarks/bench"
         ),
@@ -348,6 +376,8 @@ let package = Package(
                 grdb,
                 // A PostgreSQL pool run as a service.
                 serviceLifecycle,
+                // The pages' session cookies (CollectorUISignInTests).
+                hummingbird, hummingbirdAuth,
             ]
         ),
         .testTarget(

@@ -98,6 +98,9 @@ struct Bench {
             case .client:
                 Summary.heading("Client: AuditClient into a running agent vs auditctl emit of the same events")
                 try await ClientBench.run(options: options, directory: directory, summary: summary)
+            case .ui:
+                Summary.heading("UI: the collector's pages at fleet scale, over HTTP (SQLite)")
+                try await UIBench.run(options: options, directory: directory, summary: summary)
             }
         }
         summary.printTable()

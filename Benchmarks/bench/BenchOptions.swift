@@ -4,7 +4,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, latency, verify, log, breakdown, sync, recovery, transparency, fleet, tls, client
+        case primitives, append, latency, verify, log, breakdown, sync, recovery, transparency, fleet, tls, client, ui
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).
@@ -53,6 +53,7 @@ struct BenchOptions: Sendable {
           tls          what TLS costs a batch: the same batches over HTTP and HTTPS (kept-alive, new connection, pinned)
           client       AuditClient into a running agent (a child process), 1 and 16 producers, vs auditctl emit of
                        the same events in one process (needs auditctl built beside bench)
+          ui           the collector's pages: fleet page p95 with 10 000 logs, log page p95 with 1 M entries (SQLite)
 
         Options:
           --quick              small counts (seconds instead of minutes)

@@ -53,6 +53,7 @@ extension Collector {
         let key = witness.endpoint.key
         let logHex = Hex.encode(logId)
         func warn(_ message: String, _ reason: String) -> [SignedNote.Signature] {
+            witnessActivity.failed(vkey: key.vkey, reason: "\(message): \(reason)", at: AuditTimestamp.now())
             logger.warning(
                 "\(message)",
                 metadata: [
@@ -96,6 +97,7 @@ extension Collector {
                     return warn("no cosignature: the witness's cosignature does not verify", "\(error)")
                 }
                 do {
+                    witnessActivity.cosigned(vkey: key.vkey, logId: logId, size: size, at: AuditTimestamp.now())
                     try await store.recordWitnessed(witness: key.vkey, logId: logId, size: size)
                 } catch {
                     logger.warning("the witness's size cannot be recorded", metadata: ["error": "\(error)"])

@@ -17,6 +17,8 @@ public final class Collector: Sendable {
     public let name: String
     /// The witnesses asked to cosign each version 2 answer's checkpoint (docs/WITNESS.md).
     let witnesses: [WitnessClient]
+    /// What this process saw of its witnesses: last cosignatures and failures (the witnesses page).
+    public let witnessActivity = WitnessActivity()
     /// Where witness failures are logged.
     let logger: Logger
     private let clock: @Sendable () -> AuditTimestamp

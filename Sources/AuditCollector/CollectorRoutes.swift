@@ -16,6 +16,8 @@ struct CollectorRoutes: Sendable {
     let logger: Logger
     /// Counts ingest answers, entries and durations.
     let metrics: CollectorMetrics
+    /// The pages under `/ui/`: their renderer and sign-in sessions.
+    var ui = CollectorUIState(secureCookies: false)
 
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
@@ -29,6 +31,7 @@ struct CollectorRoutes: Sendable {
             await getCheckpoint(request, logHex: context.parameters.get("logId") ?? "")
         }
         registerReadAPI(on: router)
+        registerUI(on: router)
     }
 
     /// `POST /v1/audit/events`, counted by answer.
@@ -172,12 +175,33 @@ struct CollectorRoutes: Sendable {
             return nil
         case .ingestToken:
             return authenticate(request)
-        case .token(let readToken):
+        case .token:
             guard let presented = Self.bearer(request) else { return Self.unauthorized() }
-            // Both comparisons run, whichever matches.
+            return opensReads(presented) ? nil : Self.unauthorized()
+        }
+    }
+
+    /// Whether reads are open to everyone (`--public-read`, or no token at all).
+    var readsAreOpen: Bool {
+        switch readAccess {
+        case .everyone: true
+        case .ingestToken: token == nil
+        case .token: false
+        }
+    }
+
+    /// Whether `presented` opens the read API: the read token or the ingest token (``ReadAccess``). Both comparisons
+    /// run, whichever matches.
+    func opensReads(_ presented: String) -> Bool {
+        switch readAccess {
+        case .everyone:
+            return true
+        case .ingestToken:
+            return token.map { Self.constantTimeEqual(presented, $0) } ?? true
+        case .token(let readToken):
             let isRead = Self.constantTimeEqual(presented, readToken)
             let isIngest = token.map { Self.constantTimeEqual(presented, $0) } ?? false
-            return isRead || isIngest ? nil : Self.unauthorized()
+            return isRead || isIngest
         }
     }
 

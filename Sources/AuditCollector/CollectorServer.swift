@@ -107,8 +107,15 @@ public struct CollectorServer: Sendable {
         onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router(context: BasicRequestContext.self)
-        CollectorRoutes(collector: collector, token: token, readAccess: readAccess, logger: logger, metrics: metrics)
-            .register(on: router)
+        CollectorRoutes(
+            collector: collector,
+            token: token,
+            readAccess: readAccess,
+            logger: logger,
+            metrics: metrics,
+            ui: CollectorUIState(secureCookies: tls != nil)
+        )
+        .register(on: router)
         OperationsRoutes(readiness: readiness, metricsText: nil).register(on: router)
         return Application(
             router: router,

@@ -3,6 +3,7 @@ import AuditChain
 import AuditStore
 import Foundation
 import Testing
+import TestKit
 
 /// The ingest API de-duplicates on the idempotency key: a producer's retry answers the original seq and writes
 /// nothing (no entry, nothing more to deliver), concurrently and across a restart of the agent.

@@ -2,6 +2,7 @@ import AuditAgent
 import AuditServerKit
 import Foundation
 import Testing
+import TestKit
 
 /// The agent's listeners under connections that never finish a request (issue 20, item 8): real sockets.
 /// A flood suite: runs when AUDIT_FLOOD_TESTS is set (scripts/test sets it), so that a quick `swift test` skips it.

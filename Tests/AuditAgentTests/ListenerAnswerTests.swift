@@ -1,6 +1,7 @@
 import AuditAgent
 import AuditServerKit
 import Foundation
+import TestKit
 import Testing
 
 #if canImport(Glibc)

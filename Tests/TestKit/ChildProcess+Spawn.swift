@@ -117,15 +117,16 @@ extension ChildProcess {
     }
 
     /// Spawns `path` with `arguments`, exactly `environment`, and `actions` for its standard descriptors; every
-    /// other descriptor is closed in the child (``addCloseFrom``).
+    /// other descriptor, from `closingFrom` on, is closed in the child (``addCloseFrom``).
     /// - Throws: ``Failure`` naming `posix_spawn`'s error.
     static func spawn(
         _ path: String,
         _ arguments: [String],
         environment: [String: String],
-        actions: inout posix_spawn_file_actions_t
+        actions: inout posix_spawn_file_actions_t,
+        closingFrom: Int32 = 3
     ) throws(Failure) -> pid_t {
-        if let addCloseFrom { _ = addCloseFrom(&actions, 3) }
+        if let addCloseFrom { _ = addCloseFrom(&actions, closingFrom) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

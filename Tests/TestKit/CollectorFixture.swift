@@ -18,13 +18,13 @@ package struct CollectorChain {
     package var entries: [SealedEntry] = []
     package var clock = AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000)
 
-    package init(signingKey: SigningKey = .generate()) {
+    package init(signingKey: SigningKey = .generate(), deviceId: String = "device-1") {
         logId = (0..<16).map { _ in UInt8.random(in: 0...255) }
         self.signingKey = signingKey
         dataKey = DataKey.generate()
         let (sealer, genesis) = ChainSealer.genesis(
             logId: logId,
-            deviceId: "device-1",
+            deviceId: deviceId,
             signingKey: signingKey,
             dataKey: dataKey,
             time: clock

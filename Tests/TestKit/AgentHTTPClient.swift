@@ -4,50 +4,69 @@ import Foundation
 import Glibc
 #endif
 
-/// A tiny blocking HTTP/1.1 client over POSIX sockets (unix or loopback TCP), run on a thread of its own so it never
+/// A tiny blocking HTTP/1.1 client over POSIX sockets (unix or loopback TCP) for the agent's and the collector's
+/// tests (it follows no redirect and keeps no cookie: the collector's sign-in tests see each answer as it is), run on
+/// a thread of its own so it never
 /// blocks the concurrency pool. One request per connection (`Connection: close`), 120 s socket timeouts: the agent
 /// answers on the test process's concurrency pool, two threads shared with every other test of the run, and a clean
 /// CI run once kept an answer waiting past an earlier 30 s limit while the bit-flip sweeps and crash tests held both
 /// cores (every test that ran beside it took 85–95 s).
-struct AgentHTTPClient: Sendable {
-    enum Target: Sendable {
+package struct AgentHTTPClient: Sendable {
+    package enum Target: Sendable {
         case unix(String)
         case tcp(Int)
     }
 
-    struct Reply: Sendable {
-        var status: Int
-        var headers: [String: String]
-        var body: [UInt8]
+    package struct Reply: Sendable {
+        package var status: Int
+        package var headers: [String: String]
+        package var body: [UInt8]
 
-        var text: String { String(decoding: body, as: UTF8.self) }
+        package var text: String { String(decoding: body, as: UTF8.self) }
 
         /// The body as a JSON object.
-        var json: [String: Any] {
+        package var json: [String: Any] {
             (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
         }
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    let target: Target
+    package let target: Target
+
+    package init(target: Target) {
+        self.target = target
+    }
 
     /// The send and receive timeout of each socket operation.
     static let timeoutSeconds = 120
 
-    func post(_ path: String, _ body: String) async throws -> Reply {
+    package func post(_ path: String, _ body: String) async throws -> Reply {
         try await send("POST", path, body: Array(body.utf8))
     }
 
-    func get(_ path: String) async throws -> Reply { try await send("GET", path) }
+    package func get(_ path: String, headers: [String: String] = [:]) async throws -> Reply {
+        try await send("GET", path, headers: headers)
+    }
 
-    func send(_ method: String, _ path: String, body: [UInt8] = []) async throws -> Reply {
+    /// Sends one request; `headers` are added as given (a `Content-Type` among them replaces the JSON default of a
+    /// request with a body).
+    package func send(
+        _ method: String,
+        _ path: String,
+        body: [UInt8] = [],
+        headers: [String: String] = [:]
+    ) async throws -> Reply {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
         if !body.isEmpty || method == "POST" {
-            head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+            if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+                head += "Content-Type: application/json\r\n"
+            }
+            head += "Content-Length: \(body.count)\r\n"
         }
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         let request = Array((head + "\r\n").utf8) + body
         let target = target
         // A thread of its own: blocked in recv on Dispatch's shared pool, it would hold a thread the server's tasks

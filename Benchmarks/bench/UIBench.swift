@@ -1,0 +1,147 @@
+import AuditChain
+import AuditCollector
+import AuditWire
+import Foundation
+import Logging
+import ServiceLifecycle
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The collector's pages (docs/COLLECTOR-UI.md) at fleet scale, on SQLite: the fleet page of a collector holding
+/// 10 000 device logs, and the page of one log of 1 000 000 entries, each asked for over HTTP from an in-process
+/// collector with `--public-read`; figure: the p95 of the answer time (whole HTML page received).
+/// PostgreSQL is not measured here: filling it with 10 000 logs and 1 M entries takes longer than the other
+/// sections together on the 2-core machine; the queries are the same SQL on both engines.
+enum UIBench {
+    static func run(options: BenchOptions, directory: BenchDirectory, summary: Summary) async throws {
+        let logCount = options.quick ? 1_000 : 10_000
+        let bigEntries = options.quick ? 100_000 : 1_000_000
+        let samples = options.quick ? 20 : 100
+        let folder = try directory.subdirectory("ui")
+        var configuration = CollectorConfiguration(databasePath: folder + "/collector.sqlite")
+        configuration.keyPath = folder + "/collector.key"
+        configuration.port = 0
+        configuration.publicRead = true
+        var logger = Logger(label: "bench.ui")
+        logger.logLevel = .warning
+        let server = try await CollectorServer(configuration: configuration, logger: logger)
+        let collector = server.collector
+
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for _ in stride(from: worker, to: logCount, by: 4) {
+                        let chain = try FleetBench.chain(count: 2)
+                        _ = try await collector.ingest(SyncBatch.of(logId: chain.logId, chain.entries))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        Summary.say(
+            "  \(Timing.grouped(Double(logCount))) logs of 3 entries ingested in "
+                + Timing.duration(Timing.seconds(ContinuousClock.now - started))
+        )
+        let bigStarted = ContinuousClock.now
+        let bigLog = try await ingestLarge(collector, entries: bigEntries)
+        Summary.say(
+            "  one log of \(Timing.grouped(Double(bigEntries))) entries ingested in "
+                + Timing.duration(Timing.seconds(ContinuousClock.now - bigStarted))
+        )
+
+        // Served as a service group and stopped gracefully, as the tests do (serveGracefully).
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let application = server.makeApplication { port in continuation.yield(port) }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: logger))
+        let serving = Task {
+            defer { continuation.finish() }
+            try await group.run()
+        }
+        guard let port = await ports.first(where: { _ in true }) else {
+            throw BenchError("the collector did not start")
+        }
+        for (name, path, bound) in [
+            ("fleet page, \(Timing.grouped(Double(logCount))) logs", "/ui/fleet", 0.2),
+            ("log page, \(Timing.grouped(Double(bigEntries))) entries", "/ui/logs/\(Hex.encode(bigLog))", 0.1),
+        ] {
+            let times = try await timeGets("http://127.0.0.1:\(port)\(path)", count: samples)
+            let p50 = Timing.percentile(times, 0.5)
+            let p95 = Timing.percentile(times, 0.95)
+            Summary.say("  \(name): p50 \(Timing.duration(p50)), p95 \(Timing.duration(p95)) (\(samples) requests)")
+            summary.add(
+                Figure(name: "\(name), SQLite: p95", value: p95, unit: .seconds, target: .valueBelow(bound))
+            )
+        }
+        await group.triggerGracefulShutdown()
+        _ = await serving.result
+        await collector.store.close()
+    }
+
+    /// Seals and ingests one log of a genesis and `entries` events, in batches of 1 000; returns its log id.
+    static func ingestLarge(_ collector: Collector, entries: Int) async throws -> [UInt8] {
+        let logId = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        var time = AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000)
+        let (initial, genesis) = ChainSealer.genesis(
+            logId: logId,
+            deviceId: "bench-large",
+            signingKey: .generate(),
+            dataKey: .generate(),
+            time: time
+        )
+        var sealer = initial
+        var pending = [genesis]
+        var sealed = 0
+        while sealed < entries {
+            let count = min(1000, entries - sealed)
+            for index in sealed..<sealed + count {
+                time = AuditTimestamp(millisecondsSinceEpoch: time.millisecondsSinceEpoch + 1000)
+                let event = AuditEvent(
+                    type: "BIOMETRIC_AUTH_SUCCESS",
+                    occurredAt: time,
+                    userId: "user-\(index % 50)",
+                    deviceId: "bench-large",
+                    attributes: ["unlockDurationMs": .integer(Int64(100 + index % 900))],
+                    idempotencyKey: "bench-large-\(index)"
+                )
+                pending.append(
+                    try sealer.seal(event, time: time, nonce: (0..<12).map { _ in UInt8.random(in: 0...255) })
+                )
+            }
+            sealed += count
+            _ = try await collector.ingest(SyncBatch.of(logId: logId, pending))
+            pending.removeAll(keepingCapacity: true)
+        }
+        return logId
+    }
+
+    /// The answer times of `count` sequential GETs of `url`, sorted, after two warm-up requests.
+    static func timeGets(_ url: String, count: Int) async throws -> [Double] {
+        let request = URLRequest(url: URL(string: url)!)
+        var times: [Double] = []
+        for index in 0..<count + 2 {
+            let started = ContinuousClock.now
+            let (_, response) = try await URLSession.shared.data(for: request)
+            let elapsed = Timing.seconds(ContinuousClock.now - started)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+                throw BenchError("\(url) did not answer 200")
+            }
+            if index >= 2 { times.append(elapsed) }
+        }
+        return times.sorted()
+    }
+}
+
+extension SyncBatch {
+    /// A version 1 batch of `entries` of a log, keyed as the agent keys it.
+    static func of(logId: [UInt8], _ entries: [SealedEntry]) -> SyncBatch {
+        SyncBatch(
+            logId: logId,
+            batchId: SyncWire.batchKey(logId: logId, entries: entries.map(\.serialized)),
+            entries: entries.map { SyncEntry(seq: $0.header.seq, bytes: $0.serialized) },
+            checkpoint: nil
+        )
+    }
+}
