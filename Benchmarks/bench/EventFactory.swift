@@ -66,10 +66,15 @@ enum EventFactory {
         return (log, storage)
     }
 
-    /// The log settings of the benchmarks: the defaults, signing on every core.
+    /// The log settings of the benchmarks: the defaults, signing on every core; `AUDIT_BENCH_FORMAT_VERSION=2` makes
+    /// the logs in format version 2 (docs/FORMAT.md section 13: one signature per commit), to compare the two in
+    /// one run.
     static func configuration() -> AuditLog.Configuration {
         var configuration = AuditLog.Configuration()
         configuration.signingParallelism = ProcessInfo.processInfo.activeProcessorCount
+        if ProcessInfo.processInfo.environment["AUDIT_BENCH_FORMAT_VERSION"] == "2" {
+            configuration.formatVersion = FormatConstants.version2
+        }
         return configuration
     }
 }

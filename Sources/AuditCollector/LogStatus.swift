@@ -49,6 +49,40 @@ public struct LogStatus: Sendable, Hashable {
     /// ``CollectorStore/maxIncidentsPerLog`` already.
     public var incidentsNotKept: UInt64 = 0
 
+    /// Format version 2: where the log's epochs stand up to the head (docs/FORMAT.md, section 13).
+    public struct Epoch: Sendable, Hashable {
+        /// The current epoch as the held chain states it.
+        public var state: ChainRules.EpochState
+        /// Whether the entry at the head is a close record.
+        public var closed: Bool
+
+        /// Creates an epoch status.
+        public init(state: ChainRules.EpochState, closed: Bool) {
+            self.state = state
+            self.closed = closed
+        }
+
+        /// Whether the log is stale at `now`: not closed, and its current epoch began more than two epoch lengths
+        /// before (its writer stopped without a close record, cannot deliver, or its newest entries were cut).
+        public func isStale(at now: AuditTimestamp) -> Bool {
+            !closed && ChainRules.openEnd(state, now: now) != nil
+        }
+
+        /// The JSON member, judged at `now`.
+        public func json(now: AuditTimestamp) -> JSONValue {
+            .object([
+                "epoch": .integer(Int64(clamping: state.number)),
+                "startedAt": .string(state.startsAt.rfc3339),
+                "epochSeconds": .integer(Int64(clamping: state.epochSeconds)),
+                "closed": .bool(closed),
+                "stale": .bool(isStale(at: now)),
+            ])
+        }
+    }
+
+    /// Format version 2: the epochs up to the head; nil for a version 1 log.
+    public var epoch: Epoch?
+
     /// How many gaps the status lists at most.
     public static let maxListedGaps = 1000
 
@@ -92,6 +126,7 @@ public struct LogStatus: Sendable, Hashable {
             } ?? .null,
             "checkpointConflicts": .array(checkpointConflicts.map { .integer(Int64($0)) }),
             "incidentsNotKept": .integer(Int64(clamping: incidentsNotKept)),
+            "epoch": epoch?.json(now: AuditTimestamp.now()) ?? .null,
         ])
     }
 }

@@ -52,6 +52,12 @@ struct FormatV2DeliveryTests {
             let report = try await Self.verifyCopy(fixture, genesisKey: genesisKey)
             #expect(report.isClean, "\(report.problems)")
             #expect(report.formatVersion == 2)
+            // The collector states the log's epoch; open, it is stale once two epoch lengths pass without a record.
+            let epoch = try #require(try await fixture.collector.status(logId: info.logId)?.epoch)
+            #expect(epoch.state.number == 0 && !epoch.closed)
+            #expect(!epoch.isStale(at: epoch.state.startsAt))
+            let later = AuditTimestamp(millisecondsSinceEpoch: epoch.state.startsAt.millisecondsSinceEpoch + 1_300_000)
+            #expect(epoch.isStale(at: later))
         }
     }
 
@@ -87,6 +93,10 @@ struct FormatV2DeliveryTests {
             let report = try await Self.verifyCopy(fixture, genesisKey: genesisKey)
             #expect(report.isClean, "\(report.problems)")
             #expect(report.closed && report.epochs == 2)
+            let info = try fixture.log.info()
+            let epoch = try #require(try await fixture.collector.status(logId: info.logId)?.epoch)
+            #expect(epoch.closed && epoch.state.number == 1)
+            #expect(!epoch.isStale(at: AuditTimestamp(millisecondsSinceEpoch: .max / 2)))
             #expect(DeliveryPriority.of(kind: .epoch) == .pinned && DeliveryPriority.of(kind: .close) == .pinned)
         }
     }

@@ -1,0 +1,44 @@
+import AuditChain
+
+extension CollectorStore {
+    /// Where a format version 2 log's epochs stand as far as the collector holds it (docs/FORMAT.md, section 13):
+    /// the latest genesis or epoch record at or below `head`, and whether the entry at `head` is a close record;
+    /// nil for a version 1 log, or before its genesis is held.
+    static func epochStatus(_ db: any SQLSession, logId: [UInt8], head: UInt64?) throws -> LogStatus.Epoch? {
+        guard let head else { return nil }
+        let log = SQLValue.blob(logId)
+        guard
+            let row = try db.row(
+                "SELECT bytes FROM entries WHERE logId = ? AND seq <= ? AND kind IN (?, ?) ORDER BY seq DESC LIMIT 1",
+                [
+                    log, .integer(Int64(clamping: head)), .integer(Int64(RecordKind.genesis.rawValue)),
+                    .integer(Int64(RecordKind.epoch.rawValue)),
+                ]
+            ),
+            let entry = try? SealedEntry(serialized: try row.blob("bytes")),
+            entry.header.version == FormatConstants.version2,
+            let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload)
+        else { return nil }
+        let state: ChainRules.EpochState
+        switch record {
+        case .genesis(let genesis):
+            guard let seconds = genesis.epochSeconds else { return nil }
+            state = ChainRules.EpochState(number: 0, startsAt: entry.header.time, epochSeconds: seconds, recordSeq: 0)
+        case .epoch(let epoch):
+            state = ChainRules.EpochState(
+                number: epoch.epoch,
+                startsAt: entry.header.time,
+                epochSeconds: epoch.epochSeconds,
+                recordSeq: entry.header.seq
+            )
+        default:
+            return nil
+        }
+        let last = try db.row(
+            "SELECT kind FROM entries WHERE logId = ? AND seq = ?",
+            [log, .integer(Int64(clamping: head))]
+        )
+        let closed = try last.map { try $0.integer("kind") == Int64(RecordKind.close.rawValue) } ?? false
+        return LogStatus.Epoch(state: state, closed: closed)
+    }
+}
