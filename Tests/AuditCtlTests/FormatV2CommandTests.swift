@@ -34,7 +34,11 @@ struct FormatV2CommandTests {
         let keys = try #require(try JSONValue(parsing: Array(shown.stdout.utf8)).objectValue)
         #expect(keys["formatVersion"] == .integer(2))
         #expect((keys["epoch"]?.integerValue ?? 0) >= 1)
-        #expect(keys["signingKeys"]?.arrayValue?.count == 2)
+        guard case .array(let signingKeys)? = keys["signingKeys"] else {
+            Issue.record("keys show --json lists no signingKeys")
+            return
+        }
+        #expect(signingKeys.count == 2)
         #expect(keys["activeSigningKeyId"]?.stringValue != nil)
 
         let publicKeys = directory.path + "/public.json"
