@@ -92,6 +92,33 @@ extension VectorChainV2 {
                 extra: pin
             )
         )
+        var back = EpochChainFixture()
+        back.commit(2)
+        back.endEpoch(after: -120_000)
+        back.commit(1)
+        cases.append(
+            VectorChain.caseJSON(
+                "another chain whose epoch record (seq 3) is dated 2 minutes before the entries of the epoch it ends",
+                back.serialized,
+                [(3, "epochInvalid")],
+                extra: pin
+            )
+        )
+        // A writer whose clock stepped back and that does not seal at the later of its clock and the epoch's
+        // beginning (as the reference writer does): seq 2 is dated 61 s before epoch 1 (begun at seq 1) began.
+        var early = EpochChainFixture()
+        early.endEpoch()
+        early.sealer.earliestTime = nil
+        early.clock = AuditTimestamp(millisecondsSinceEpoch: early.clock.millisecondsSinceEpoch - 62_000)
+        early.commit(1)
+        cases.append(
+            VectorChain.caseJSON(
+                "another chain whose seq 2 is dated 61 s before its epoch (begun at seq 1) began, beyond the skew",
+                early.serialized,
+                [(2, "epochInvalid")],
+                extra: pin
+            )
+        )
         let fork = chain.entries[15].forged(by: EpochChainFixture.key(3)) { header, _, _ in
             header.time = AuditTimestamp(millisecondsSinceEpoch: header.time.millisecondsSinceEpoch + 5)
         }
