@@ -6,7 +6,7 @@ verification algorithm of section 10 with the version 2 rules of section 13: the
 (13.1), signature coverage (13.1), the epoch rules (13.4), the version rule of a migration (13.6). For every chain and
 tampered copy of the vector file it computes the findings (seq, kind) and compares them with the ones the file lists;
 it exits non-zero on any difference. Not implemented, as the file does not use them: removal records bridging a gap
-(a gap is reported `missing`), storage positions (`misfiled`), range copies and the catalogue's checks of opened events
+(a gap is reported `missing`), range copies, a bundle's announced end, and the catalogue's checks of opened events
 (docs/CATALOGUE.md; opened events are checked for their members and canonical form only).
 """
 import json
@@ -272,16 +272,18 @@ class Analyzer:
         else:
             self.problem(seq, kind)
 
-    def examine(self, item):
+    def examine(self, item, storage_seq=None):
+        """One settled entry; `storage_seq` is the position the storage files it under (a bundle line's `seq`), if any."""
         self.entries_checked += 1
         expected = 0 if self.tip is None else self.tip["seq"] + 1
         e = item["e"]
         if e is None:
+            position = expected if storage_seq is None else storage_seq
             self.resolve_pending(None)
             self.active_data = None
-            self.note_skipped(expected, None)
-            self.problem(expected, "malformed")
-            self.tip = {"seq": max(expected, self.tip["seq"] if self.tip else 0), "hash": None, "key": None}
+            self.note_skipped(position, None)
+            self.problem(position, "malformed")
+            self.tip = {"seq": max(position, self.tip["seq"] if self.tip else 0), "hash": None, "key": None}
             return
         self.resolve_pending(e["prevHash"])
         status, seq = item["status"], e["seq"]
@@ -289,7 +291,7 @@ class Analyzer:
             status = "unknownKey"  # step 2: only the pinned keys and those announced by the records read so far
         if status in ("invalid", "unknownKey", "uncovered"):
             self.active_data = None
-            position = seq if seq == expected else expected
+            position = seq if seq == expected else (expected if storage_seq is None else storage_seq)
             gap = self.note_skipped(position, e["prevHash"])
             kind = {"invalid": "signatureInvalid", "unknownKey": "unknownKey", "uncovered": "unsealed"}[status]
             self.pending = (position, item["hash"], kind, gap)
@@ -297,6 +299,8 @@ class Analyzer:
             if self.checkpoint is not None and position == self.checkpoint["seq"]:
                 self.checkpoint_hash_seen = item["hash"]
             return
+        if storage_seq is not None and storage_seq != seq:
+            self.problem(seq, "misfiled")
         key_problem = self.key_problem(e["signingKeyId"], seq)
         if key_problem:
             self.problem(seq, "unknownKey")
@@ -480,12 +484,15 @@ class Analyzer:
             self.problem(seq, "checkpointMismatch")
 
 
-def verify(raws, pinned, data_keys, checkpoint=None, reference_time=None):
-    """The findings (seq, kind), in seq order, and the analyzer (for its summary)."""
+def verify(raws, pinned, data_keys, checkpoint=None, reference_time=None, storage_seqs=None):
+    """The findings (seq, kind), in seq order, the analyzer (for its summary) and the number of signatures checked.
+    `storage_seqs`: the positions the storage files the entries under (section 10 steps 1, 3 and 4), if it has any."""
     examined = examine(raws, pinned)
+    for index, item in enumerate(examined):
+        item["storageSeq"] = None if storage_seqs is None else storage_seqs[index]
     analyzer = Analyzer(pinned, data_keys, checkpoint, reference_time)
     for item in cover(examined):
-        analyzer.examine(item)
+        analyzer.examine(item, item["storageSeq"])
     signatures = sum(1 for item in examined if item["e"] and item["e"]["signed"] and item["status"] in ("valid", "invalid"))
     return analyzer.finish(), analyzer, signatures
 
