@@ -59,11 +59,24 @@ struct TestVectorV2Tests {
             let object = try #require(tamperCase.objectValue)
             var options = try Self.options(members, pinned: try #require(VectorDocument.hex(object["pinnedPublicKey"])))
             if object["checkpoint"] == .bool(true) { options.trustedCheckpoint = checkpoint }
-            options.referenceTime = object["referenceTime"]?.integerValue.map { AuditTimestamp(millisecondsSinceEpoch: $0) }
+            options.referenceTime = object["referenceTime"]?.integerValue.map {
+                AuditTimestamp(millisecondsSinceEpoch: $0)
+            }
             let report = ChainFixture.verify(try VectorDocument.entries(object["entries"]), options: options)
             let expected = try #require(VectorDocument.expectedFindings(object))
             #expect(report.findings == expected, "\(object["description"]?.stringValue ?? "")")
         }
+    }
+
+    @Test("the stored files are in the pretty form AUDIT_WRITE_VECTORS writes")
+    func storedFormIsPretty() throws {
+        for name in [TestVectorTests.file, VectorChainV2.file] {
+            let text = try String(contentsOf: VectorDocument.url(name), encoding: .utf8)
+            #expect(text == VectorDocument.pretty(try VectorDocument.load(name)) + "\n", "\(name)")
+        }
+        #expect(
+            VectorDocument.pretty(.object(["b": .array([]), "a": .object([:])])) == "{\n  \"a\": {},\n  \"b\": []\n}"
+        )
     }
 
     @Test("a vector file that lacks its entries is refused, not read as an empty chain")

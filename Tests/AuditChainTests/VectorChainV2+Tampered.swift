@@ -5,7 +5,9 @@ extension VectorChainV2 {
     /// How a case is verified besides its entries: the pinned key, whether the detached checkpoint is trusted, and the
     /// time of verification (section 13.4 rule 6) when there is one.
     static func how(pinned: [UInt8], checkpoint: Bool = false, referenceTime: Int64? = nil) -> [String: JSONValue] {
-        var members: [String: JSONValue] = ["pinnedPublicKey": VectorChain.hex(pinned), "checkpoint": .bool(checkpoint)]
+        var members: [String: JSONValue] = [
+            "pinnedPublicKey": VectorChain.hex(pinned), "checkpoint": .bool(checkpoint),
+        ]
         if let referenceTime { members["referenceTime"] = .integer(referenceTime) }
         return members
     }

@@ -13,10 +13,11 @@ enum VectorDocument {
     }
 
     /// Expects the stored file `name` to hold exactly `generated`, member by member; with AUDIT_WRITE_VECTORS=1 it
-    /// first writes `generated` there (then review the diff: a change to it is a change to the format).
+    /// first writes `generated` there, in ``pretty(_:indent:)`` form (then review the diff: a change to it is a change
+    /// to the format). Write with `--filter` naming the reproducing test: the other tests read the file meanwhile.
     static func expectReproduced(_ generated: JSONValue, file name: String) throws {
         if ProcessInfo.processInfo.environment["AUDIT_WRITE_VECTORS"] == "1" {
-            try Data(generated.canonicalBytes).write(to: url(name))
+            try Data((pretty(generated) + "\n").utf8).write(to: url(name))
         }
         let stored = try load(name)
         guard case .object(let storedMembers) = stored, case .object(let generatedMembers) = generated else {
@@ -25,7 +26,31 @@ enum VectorDocument {
         }
         #expect(storedMembers.keys.sorted() == generatedMembers.keys.sorted())
         for key in generatedMembers.keys.sorted() {
-            #expect(storedMembers[key] == generatedMembers[key], "member \(key) of \(name) differs from the generated one")
+            #expect(
+                storedMembers[key] == generatedMembers[key],
+                "member \(key) of \(name) differs from the generated one"
+            )
+        }
+    }
+
+    /// The form the vector files are stored in, for readable diffs: canonical JSON (docs/FORMAT.md, section 8) with a
+    /// line per member or element, indented by two spaces, `": "` after keys; as Python's
+    /// `json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)` writes it.
+    static func pretty(_ value: JSONValue, indent: String = "") -> String {
+        let inner = indent + "  "
+        switch value {
+        case .array(let items) where !items.isEmpty:
+            let lines = items.map { inner + pretty($0, indent: inner) }
+            return "[\n" + lines.joined(separator: ",\n") + "\n" + indent + "]"
+        case .object(let members) where !members.isEmpty:
+            let keys = members.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            let lines = keys.map { key in
+                inner + String(decoding: JSONValue.string(key).canonicalBytes, as: UTF8.self) + ": "
+                    + pretty(members[key] ?? .null, indent: inner)
+            }
+            return "{\n" + lines.joined(separator: ",\n") + "\n" + indent + "}"
+        default:
+            return String(decoding: value.canonicalBytes, as: UTF8.self)
         }
     }
 
