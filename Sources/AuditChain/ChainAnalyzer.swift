@@ -390,7 +390,12 @@ struct ChainAnalyzer: Sendable {
             if windows[header.signingKeyId] == nil { windows[header.signingKeyId] = ChainRules.KeyWindow(fromSeq: 0) }
             activeDataKey = genesis.dataKeyId
             if let seconds = genesis.epochSeconds {
-                epochState = ChainRules.EpochState(number: 0, startsAt: header.time, epochSeconds: seconds, recordSeq: 0)
+                epochState = ChainRules.EpochState(
+                    number: 0,
+                    startsAt: header.time,
+                    epochSeconds: seconds,
+                    recordSeq: 0
+                )
                 report.epochs = 1
                 report.lastEpochTime = header.time
             }
@@ -452,12 +457,10 @@ struct ChainAnalyzer: Sendable {
         activeDataKey = epoch.newDataKeyId
         // A migrated log's epochs are counted from its upgrade record, epoch 1 (docs/FORMAT.md, section 13.6).
         report.epochs = epochState == nil ? 2 : report.epochs + 1
-        epochState = (epochState ?? ChainRules.EpochState(
-            number: 0,
-            startsAt: header.time,
-            epochSeconds: epoch.epochSeconds,
-            recordSeq: 0
-        )).next(epoch, header: header)
+        let current =
+            epochState
+            ?? ChainRules.EpochState(number: 0, startsAt: header.time, epochSeconds: epoch.epochSeconds, recordSeq: 0)
+        epochState = current.next(epoch, header: header)
         report.lastEpochTime = header.time
     }
 

@@ -54,7 +54,11 @@ extension ChainRules {
     ///   - record: the epoch record.
     ///   - header: its header.
     ///   - state: the epochs so far; nil when the log is in version 1 until this record (the upgrade: epoch 1).
-    public static func epoch(_ record: SystemRecord.Epoch, header: EntryHeader, after state: EpochState?) -> Violation? {
+    public static func epoch(
+        _ record: SystemRecord.Epoch,
+        header: EntryHeader,
+        after state: EpochState?
+    ) -> Violation? {
         guard header.carriesSignature else { return .epochUnsigned(seq: header.seq) }
         let expected = state.map { $0.number == .max ? .max : $0.number + 1 } ?? 1
         guard record.epoch == expected else { return .epochOutOfOrder(found: record.epoch, expected: expected) }

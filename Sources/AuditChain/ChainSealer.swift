@@ -42,8 +42,12 @@ public struct ChainSealer: Sendable {
     public var earliestTime: AuditTimestamp?
 
     /// Resumes sealing after `head` with the current keys, in format `formatVersion`.
-    public init(head: ChainHead, signingKey: SigningKey, dataKey: DataKey, formatVersion: UInt8 = FormatConstants.version)
-    {
+    public init(
+        head: ChainHead,
+        signingKey: SigningKey,
+        dataKey: DataKey,
+        formatVersion: UInt8 = FormatConstants.version
+    ) {
         self.head = head
         self.signingKey = signingKey
         self.dataKey = dataKey

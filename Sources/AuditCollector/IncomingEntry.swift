@@ -86,7 +86,8 @@ struct IncomingEntry: Sendable {
                 continue
             }
             if entry.header.carriesSignature {
-                nextAuthentic = prepared[index].signatureValid ?? (held[prepared[index].seq]?.bytes == prepared[index].bytes)
+                nextAuthentic =
+                    prepared[index].signatureValid ?? (held[prepared[index].seq]?.bytes == prepared[index].bytes)
                 continue
             }
             var covered = false

@@ -184,7 +184,9 @@ struct IngestDecider {
             return record.flatMap(ChainRules.introducedKey) == nil
                 ? "the rotation's new signing key is not an Ed25519 key" : nil
         case .epoch?:
-            guard header.carriesSignature else { return ChainRules.Violation.epochUnsigned(seq: header.seq).description }
+            guard header.carriesSignature else {
+                return ChainRules.Violation.epochUnsigned(seq: header.seq).description
+            }
             guard let key = record.flatMap(ChainRules.introducedKey) else {
                 return "the epoch's new signing key is not an Ed25519 key"
             }

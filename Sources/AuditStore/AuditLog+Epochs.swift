@@ -91,8 +91,9 @@ extension AuditLog {
                 }
                 let since = UInt64(snapshot.metadata[Meta.dataKeySince] ?? "0") ?? 0
                 let rotateData =
-                    newDataKey || writer.sealer.head.seq - min(since, writer.sealer.head.seq)
-                    >= configuration.maxEntriesPerDataKey
+                    newDataKey
+                    || writer.sealer.head.seq - min(since, writer.sealer.head.seq)
+                        >= configuration.maxEntriesPerDataKey
                 // The new keys are written inside the transaction: no other process sees the log between the key
                 // file and the record that introduces it, and a failure removes them below.
                 let signing = try SigningKey(rawRepresentation: configuration.randomBytes(32))

@@ -55,7 +55,10 @@ struct EpochChainFixture {
 
     /// Ends the epoch `after` milliseconds later: the record signed by the outgoing key, then the next key.
     @discardableResult
-    mutating func endEpoch(after milliseconds: Int64 = Int64(epochSeconds) * 1000, number: UInt64? = nil)
+    mutating func endEpoch(
+        after milliseconds: Int64 = Int64(epochSeconds) * 1000,
+        number: UInt64? = nil
+    )
         -> SealedEntry
     {
         let time = tick(milliseconds)

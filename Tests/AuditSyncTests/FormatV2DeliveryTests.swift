@@ -21,7 +21,10 @@ struct FormatV2DeliveryTests {
     }
 
     /// The collector's copy, verified with only the genesis key pinned.
-    static func verifyCopy(_ fixture: SyncFixture, genesisKey: Curve25519.Signing.PublicKey) async throws
+    static func verifyCopy(
+        _ fixture: SyncFixture,
+        genesisKey: Curve25519.Signing.PublicKey
+    ) async throws
         -> VerificationReport
     {
         let info = try fixture.log.info()
