@@ -121,13 +121,18 @@ struct ChainAnalyzer: Sendable {
             problem(examined.storageSeq ?? header.seq, .lookupMismatch, mismatch)
         }
 
+        // A key counts once the genesis or record that introduces it has been read (docs/FORMAT.md, section 10 step
+        // 2), not when the batch examined in parallel holds that record further on: a valid signature by a key not
+        // known yet is an unknown key, whatever the batch boundaries.
+        let signature =
+            examined.signature == .valid && known[header.signingKeyId] == nil ? .unknownKey : examined.signature
         // An entry whose signature fails, or that no signature covers, is not authentic: only its position is used.
-        if examined.signature == .invalid || examined.signature == .unknownKey || examined.signature == .uncovered {
+        if signature == .invalid || signature == .unknownKey || signature == .uncovered {
             activeDataKey = nil
             let seq = header.seq == expected ? header.seq : (examined.storageSeq ?? expected)
             let gapIndex = noteSkipped(before: seq, bridge: header.prevHash)
             let (kind, detail): (VerificationReport.Finding.Kind, String) =
-                switch examined.signature {
+                switch signature {
                 case .invalid: (.signatureInvalid, "the signature does not verify with key \(header.signingKeyId)")
                 case .uncovered:
                     (
@@ -141,7 +146,7 @@ struct ChainAnalyzer: Sendable {
                         "signed by key \(header.signingKeyId), which is neither pinned nor introduced by a rotation"
                     )
                 }
-            if examined.signature == .uncovered { report.unsealedTail += 1 }
+            if signature == .uncovered { report.unsealedTail += 1 }
             pending = Pending(seq: seq, hash: examined.hash, kindIfIntact: kind, detail: detail, gapIndex: gapIndex)
             tip = Tip(seq: max(seq, tip?.seq ?? 0), hash: nil)
             if seq == checkpoint?.seq { checkpointHashSeen = examined.hash }

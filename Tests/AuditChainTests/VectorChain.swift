@@ -71,34 +71,36 @@ enum VectorChain {
         return (chain, plaintexts)
     }
 
+    /// The members of one entry in a vector file: its header fields, plaintext, every part and intermediate value.
+    static func entryJSON(_ entry: SealedEntry, plaintext: [UInt8]) -> [String: JSONValue] {
+        let header = entry.header
+        return [
+            "seq": .integer(Int64(header.seq)),
+            "kind": .string(header.kind.description),
+            "kindByte": .integer(Int64(header.kind.rawValue)),
+            "time": .integer(header.time.millisecondsSinceEpoch),
+            "signingKeyId": .string(header.signingKeyId.hex),
+            "dataKeyId": .string(header.dataKeyId.hex),
+            "prevHash": hex(header.prevHash),
+            "plaintext": .string(String(decoding: plaintext, as: UTF8.self)),
+            "plaintextHex": hex(plaintext),
+            "header": hex(header.encoded),
+            "nonce": hex(entry.nonce),
+            "payload": hex(entry.payload),
+            "payloadDigest": hex(entry.payloadDigest),
+            "entryHash": hex(entry.entryHash),
+            "signedMessage": hex(SealedEntry.signedMessage(entryHash: entry.entryHash)),
+            "signature": hex(entry.signature),
+            "serialized": hex(entry.serialized),
+        ]
+    }
+
     static func document() -> JSONValue {
         let (chain, plaintexts) = build()
         let signing = chain.signingKey
         let rotated = try! SigningKey(rawRepresentation: rotatedSigningSeed)
-        var entries: [JSONValue] = []
-        for (index, entry) in chain.entries.enumerated() {
-            let header = entry.header
-            entries.append(
-                .object([
-                    "seq": .integer(Int64(header.seq)),
-                    "kind": .string(header.kind.description),
-                    "kindByte": .integer(Int64(header.kind.rawValue)),
-                    "time": .integer(header.time.millisecondsSinceEpoch),
-                    "signingKeyId": .string(header.signingKeyId.hex),
-                    "dataKeyId": .string(header.dataKeyId.hex),
-                    "prevHash": hex(header.prevHash),
-                    "plaintext": .string(String(decoding: plaintexts[index], as: UTF8.self)),
-                    "plaintextHex": hex(plaintexts[index]),
-                    "header": hex(header.encoded),
-                    "nonce": hex(entry.nonce),
-                    "payload": hex(entry.payload),
-                    "payloadDigest": hex(entry.payloadDigest),
-                    "entryHash": hex(entry.entryHash),
-                    "signedMessage": hex(SealedEntry.signedMessage(entryHash: entry.entryHash)),
-                    "signature": hex(entry.signature),
-                    "serialized": hex(entry.serialized),
-                ])
-            )
+        let entries = chain.entries.enumerated().map { index, entry in
+            JSONValue.object(entryJSON(entry, plaintext: plaintexts[index]))
         }
         let checkpoint = chain.trustedCheckpoint
         var checkpointJSON = checkpoint.json.objectValue!
@@ -148,13 +150,22 @@ enum VectorChain {
             ("the last entry removed (checkpoint says seq \(last))", Array(original.dropLast()), [(last, "truncated")]),
         ]
         cases.append(("entry 5 duplicated", original[0...5] + [original[5]] + original[6...], [(5, "duplicate")]))
-        return cases.map { description, entries, expected in
-            .object([
-                "description": .string(description),
-                "entries": .array(entries.map(hex)),
-                "expected": .array(expected.map { .object(["seq": .integer(Int64($0.0)), "kind": .string($0.1)]) }),
-            ])
-        }
+        return cases.map { caseJSON($0, $1, $2) }
+    }
+
+    /// A tampered copy in a vector file: what was done, the entries, the findings (seq, kind) a verifier must give,
+    /// and any further members (`extra`) saying how to verify it.
+    static func caseJSON(
+        _ description: String,
+        _ entries: [[UInt8]],
+        _ expected: [(UInt64, String)],
+        extra: [String: JSONValue] = [:]
+    ) -> JSONValue {
+        var members = extra
+        members["description"] = .string(description)
+        members["entries"] = .array(entries.map(hex))
+        members["expected"] = .array(expected.map { .object(["seq": .integer(Int64($0.0)), "kind": .string($0.1)]) })
+        return .object(members)
     }
 
     static func canonicalCases() -> [JSONValue] {

@@ -4,7 +4,9 @@
 It uses only the Python standard library and `cryptography` (SHA-256, HMAC, AES-GCM, Ed25519), and checks:
 key ids, header layout, payload digests, entry hashes, signatures (with rotation), links, AES-GCM opening
 with the header as associated data, canonical JSON, the detached checkpoint, and that every tampered copy
-is rejected at the entry the vectors name. Exit status 0 when everything agrees.
+is rejected at the entry the vectors name. Exit status 0 when everything agrees. Its primitives (hashes, key ids,
+canonical JSON, the entry layout of versions 1 and 2) are shared with verify_vectors_v2.py, which verifies
+chain-v2.json.
 """
 import hashlib
 import hmac
@@ -22,7 +24,20 @@ D_SIG = b"audit-chain/v1/signature"
 D_CHECKPOINT = b"audit-chain/v1/checkpoint"
 D_SIGNING_ID = b"audit-chain/v1/signing-key-id"
 DATA_ID_LABEL = b"audit-chain/v1/data-key-id"
-KINDS = {0: "genesis", 1: "event", 2: "keyRotation", 3: "accountedRemoval", 4: "retentionPrune", 5: "checkpoint"}
+KINDS = {
+    0: "genesis",
+    1: "event",
+    2: "keyRotation",
+    3: "accountedRemoval",
+    4: "retentionPrune",
+    5: "checkpoint",
+    6: "epoch",
+    7: "close",
+    8: "crashRecovery",
+}
+NOT_IN_VERSION = {1: {6, 7, 8}, 2: {2}}  # kinds a version does not have (sections 6 and 13.2)
+SIGNED_FLAG = 0x0001  # version 2 header flag (section 13.1)
+MAX_PAYLOAD = 1 << 20
 
 
 def sha256(*parts):
@@ -81,15 +96,26 @@ def no_duplicates(pairs):
 
 
 def parse_entry(raw):
-    if len(raw) < 216 or raw[0:4] != b"AUDC" or raw[4] != 1 or raw[5] not in KINDS or raw[6:8] != b"\0\0":
+    """The parts of a serialized entry of version 1 or 2 (sections 4, 5 and 13.1); ValueError when malformed."""
+    if len(raw) < 152 or raw[0:4] != b"AUDC" or raw[4] not in NOT_IN_VERSION:
         raise ValueError("malformed")
+    version, kind = raw[4], raw[5]
+    (flags,) = struct.unpack(">H", raw[6:8])
+    if kind not in KINDS or kind in NOT_IN_VERSION[version]:
+        raise ValueError("malformed kind")
+    if flags & ~(SIGNED_FLAG if version == 2 else 0):
+        raise ValueError("malformed flags")
+    signed = version == 1 or bool(flags & SIGNED_FLAG)
     (length,) = struct.unpack(">I", raw[104:108])
-    if len(raw) != 216 + length:
+    if length > MAX_PAYLOAD or len(raw) != (216 if signed else 152) + length:
         raise ValueError("malformed length")
     header = raw[:108]
     return {
         "header": header,
-        "kind": raw[5],
+        "version": version,
+        "kind": kind,
+        "flags": flags,
+        "signed": signed,
         "logId": raw[8:24],
         "seq": struct.unpack(">Q", raw[24:32])[0],
         "time": struct.unpack(">q", raw[32:40])[0],
@@ -104,7 +130,8 @@ def parse_entry(raw):
 
 
 def verify(entries, pinned, data_keys, checkpoint=None):
-    """Returns a list of (seq, problem) pairs; empty when the chain verifies."""
+    """Returns a list of (seq, problem) pairs; empty when the chain verifies. Version 1 only (verify_vectors_v2.py
+    verifies version 2)."""
     problems = []
     trusted = {signing_key_id(k): k for k in pinned}
     active = None
