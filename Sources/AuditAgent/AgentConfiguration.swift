@@ -78,7 +78,7 @@ public struct AgentConfiguration: Sendable {
     public var epochSeconds: UInt64 = 600
     /// The format version of a log the agent creates (docs/FORMAT.md): 1, or 2 (epochs, forward-secure keys, one
     /// signature per commit). An existing log keeps its version (`auditctl keys upgrade` moves one to 2).
-    public var formatVersion: UInt8 = 1
+    public var formatVersion: UInt8 = 2
     /// Bound on graceful shutdown (stop accepting, finish in-flight commits, stop the sync loop); past it the
     /// remaining work is cancelled.
     public var shutdownTimeout: Duration = .seconds(10)

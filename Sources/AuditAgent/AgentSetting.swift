@@ -210,7 +210,7 @@ public struct AgentSetting: Sendable {
             }
             config.epochSeconds = value
         },
-        .init("formatVersion", "AUDITD_FORMAT_VERSION", "format version of a new log: 1 or 2 (default 1)") {
+        .init("formatVersion", "AUDITD_FORMAT_VERSION", "format version of a new log: 1 or 2 (default 2)") {
             config,
             text in
             guard let value = UInt8(text), value == 1 || value == 2 else { throw ParseFailure("expected 1 or 2") }

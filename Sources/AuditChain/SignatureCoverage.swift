@@ -38,7 +38,6 @@ struct SignatureCoverage: Sendable {
     /// Whether `next` continues the run after `last`: the same log and key, the next seq, a link to its hash.
     private static func continues(_ last: ExaminedEntry, with next: ExaminedEntry) -> Bool {
         guard let previous = last.header, let header = next.header else { return false }
-        return header.logId == previous.logId && header.signingKeyId == previous.signingKeyId
-            && previous.seq < .max && header.seq == previous.seq + 1 && header.prevHash == last.hash
+        return CoveringRun.continues(header, after: previous, hash: last.hash)
     }
 }

@@ -110,8 +110,10 @@ extension CollectorRoutes {
             return failure(error, reading: "an inclusion proof")
         }
         let note = try collector.signedCheckpoint(logId: logId, size: proof.treeSize, rootHash: proof.rootHash)
+        // A format version 2 entry without a signature of its own travels with the entries that cover it.
+        let run = try await collector.store.coveringRun(logId: logId, seq: seq, entry: proof.entry)
         let file = try TlogProof(
-            extra: proof.entry,
+            extra: CoveringRun.serialize(run),
             index: proof.leafIndex,
             inclusionProof: proof.inclusion,
             note: note

@@ -41,4 +41,18 @@ extension CollectorStore {
         let closed = try last.map { try $0.integer("kind") == Int64(RecordKind.close.rawValue) } ?? false
         return LogStatus.Epoch(state: state, closed: closed)
     }
+
+    /// Format version 2: the entry at `seq` and, when it carries no signature of its own, the held entries after it
+    /// up to the first one that does (docs/FORMAT.md section 13.1): what a proof file carries so that the entry can be
+    /// checked alone (docs/PROOFS.md). Just the entry when it is signed, or when the run is not held whole.
+    public func coveringRun(logId: [UInt8], seq: UInt64, entry: [UInt8]) async throws -> [[UInt8]] {
+        guard !SealedEntry.carriesSignature(serialized: entry), seq < .max else { return [entry] }
+        let rows = try await database.read { db in
+            try db.rows(
+                "SELECT bytes FROM entries WHERE logId = ? AND seq > ? ORDER BY seq LIMIT ?",
+                [.blob(logId), .integer(Int64(clamping: seq)), .integer(Int64(FormatConstants.maxUnsignedRun))]
+            ).map { try $0.blob("bytes") }
+        }
+        return CoveringRun.prefixUpToSignature([entry] + rows)
+    }
 }

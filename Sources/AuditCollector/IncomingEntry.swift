@@ -92,10 +92,7 @@ struct IncomingEntry: Sendable {
             }
             var covered = false
             if nextAuthentic, index + 1 < prepared.count, let next = prepared[index + 1].entry?.header {
-                let header = entry.header
-                covered =
-                    next.logId == header.logId && next.signingKeyId == header.signingKeyId && header.seq < .max
-                    && next.seq == header.seq + 1 && next.prevHash == prepared[index].entryHash
+                covered = CoveringRun.continues(next, after: entry.header, hash: prepared[index].entryHash)
             }
             if !covered, held[prepared[index].seq]?.bytes == prepared[index].bytes { covered = true }
             prepared[index].signatureValid = covered

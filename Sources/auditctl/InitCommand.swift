@@ -23,8 +23,8 @@ struct InitCommand: AsyncParsableCommand {
     )
     var epochSeconds: UInt64 = 600
 
-    @Option(name: .long, help: "The format version of the new log: 1, or 2 (epochs, forward-secure keys).")
-    var formatVersion: UInt8 = FormatConstants.version
+    @Option(name: .long, help: "The format version of the new log: 2 (epochs, forward-secure keys) or 1.")
+    var formatVersion: UInt8 = FormatConstants.version2
 
     func validate() throws {
         guard formatVersion == FormatConstants.version || formatVersion == FormatConstants.version2 else {

@@ -13,17 +13,23 @@ struct KeysCommand: ParsableCommand {
         subcommands: [Show.self, Rotate.self, ExportPublic.self, Upgrade.self]
     )
 
-    /// The public keys a verifier pins: in format version 2, the genesis key (the chain introduces every later one)
-    /// and the active key, as the private keys of ended epochs are erased; in version 1, every signing key file.
+    /// The public keys a verifier pins: in version 1, every signing key file; in format version 2, whose ended
+    /// epochs' private keys are erased, the key of every epoch as the chain introduces it (the genesis's, then each
+    /// epoch record's, in order; a verifier of the whole chain needs only the first, a proof of one entry the key of
+    /// its epoch) and the active key.
     static func publicKeys(_ log: AuditLog) throws -> [Curve25519.Signing.PublicKey] {
         guard try log.currentEpoch() != nil else { return try log.keys.allSigningKeys().map(\.publicKey) }
         var keys: [Curve25519.Signing.PublicKey] = []
-        if let first = try log.storage.entries(from: 0, through: 0, limit: 1).first,
-            let entry = try? SealedEntry(serialized: first.bytes),
-            let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload),
-            let genesisKey = ChainRules.introducedKey(record)
-        {
-            keys.append(genesisKey)
+        try log.storage.forEachEntry { stored in
+            let kind = SealedEntry.kindIfWellFormed(stored.bytes)
+            guard kind == .genesis || kind == .keyRotation || kind == .epoch,
+                let entry = try? SealedEntry(serialized: stored.bytes),
+                let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload),
+                let key = ChainRules.introducedKey(record),
+                !keys.contains(where: { $0.rawRepresentation == key.rawRepresentation })
+            else { return true }
+            keys.append(key)
+            return true
         }
         let active = try log.activeSigningKey().publicKey
         if !keys.contains(where: { $0.rawRepresentation == active.rawRepresentation }) { keys.append(active) }
@@ -103,7 +109,7 @@ struct KeysCommand: ParsableCommand {
             } else {
                 for key in signing {
                     let id = KeyID.signing(key)
-                    let mark = id == active.id ? " (active)" : epoch == nil ? "" : " (genesis, public only)"
+                    let mark = id == active.id ? " (active)" : epoch == nil ? "" : " (ended epoch, public only)"
                     print("signing \(id) public \(Hex.encode(key.rawRepresentation))\(mark)")
                 }
                 for key in data { print("data \(key.id)\(key.id.hex == activeData ? " (active)" : "")") }

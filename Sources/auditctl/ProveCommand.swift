@@ -39,13 +39,19 @@ struct ProveCommand: AsyncParsableCommand {
         let token = try bearerToken(token: token, tokenFile: tokenFile)
         let key = try collectorKey.map(ProofChecks.collectorKey)
         let fetcher = try CollectorFetcher(collector: collector, token: token, tls: tls.make())
-        let (logId, local) = try target()
+        let (logId, local, covering) = try target()
         let path = "/v1/logs/\(Hex.encode(logId))/proof?seq=\(seq)"
         let answer = try await fetcher.get(path, maxBytes: ProofAnswer.maxBytes)
         guard answer.status == 200 else {
             throw CLIError("the collector answered \(answer.status) to GET \(path): \(CollectorFetcher.reason(answer))")
         }
-        let proof = try check(ProofAnswer(body: answer.body), logId: logId, local: local, key: key)
+        let proof = try check(
+            ProofAnswer(body: answer.body),
+            logId: logId,
+            local: local,
+            covering: covering,
+            key: key
+        )
         try writeOutput(proof.bytes, to: out)
         let checkpoint = proof.checkpoint
         if output.json {
@@ -67,17 +73,24 @@ struct ProveCommand: AsyncParsableCommand {
     }
 
     /// The log to ask about, and the state directory's copy of the entry when there is one.
-    private func target() throws -> (logId: [UInt8], local: [UInt8]?) {
+    private func target() throws -> (logId: [UInt8], local: [UInt8]?, covering: [[UInt8]]) {
         if let logId {
             guard global.stateDir == nil else { throw CLIError("give --state-dir or --log-id, not both") }
             guard logId.utf8.count == 2 * FormatConstants.logIdSize, let bytes = Hex.decode(logId.lowercased()) else {
                 throw CLIError("--log-id must be 32 hex digits")
             }
-            return (bytes, nil)
+            return (bytes, nil, [])
         }
         let log = try global.openLog()
         let local = try log.storage.entries(from: seq, through: seq, limit: 1).first?.bytes
-        return (try log.info().logId, local)
+        // Format version 2: an entry without a signature of its own travels with the entries after it up to the one
+        // whose signature covers it (docs/PROOFS.md).
+        var covering: [[UInt8]] = []
+        if let local, !SealedEntry.carriesSignature(serialized: local), seq < .max {
+            let after = try log.storage.entries(from: seq + 1, through: .max, limit: FormatConstants.maxUnsignedRun)
+            covering = Array(CoveringRun.prefixUpToSignature([local] + after.map(\.bytes)).dropFirst())
+        }
+        return (try log.info().logId, local, covering)
     }
 
     /// The proof file, once the answer holds.
@@ -85,6 +98,7 @@ struct ProveCommand: AsyncParsableCommand {
         _ answer: ProofAnswer,
         logId: [UInt8],
         local: [UInt8]?,
+        covering: [[UInt8]],
         key: Curve25519.Signing.PublicKey?
     ) throws -> TlogProof {
         guard answer.logId == logId, answer.seq == seq else {
@@ -136,8 +150,15 @@ struct ProveCommand: AsyncParsableCommand {
             checkpoint: checkpoint,
             proof: answer.inclusion
         )
+        guard SealedEntry.carriesSignature(serialized: answer.entry) || !covering.isEmpty else {
+            throw ProofRefusal(
+                "entry",
+                "entry seq \(seq) carries no signature of its own (format version 2): its proof needs the entries that "
+                    + "cover it, which the local log supplies: run prove with --state-dir instead of --log-id"
+            )
+        }
         return try TlogProof(
-            extra: answer.entry,
+            extra: CoveringRun.serialize([answer.entry] + covering),
             index: answer.leafIndex,
             inclusionProof: answer.inclusion,
             note: answer.note

@@ -38,17 +38,24 @@ struct VerifiedProof {
         guard !proof.extra.isEmpty else {
             throw ProofRefusal("file", "the proof carries no entry: its extra data (the serialized entry) is missing")
         }
+        // The entry, and for a format version 2 entry without a signature of its own, the entries after it up to the
+        // one whose signature covers it (docs/PROOFS.md).
+        let run: [SealedEntry]
         do {
-            entry = try SealedEntry(serialized: proof.extra)
+            run = try CoveringRun.parse(proof.extra)
         } catch {
             throw ProofRefusal("entry", "the proof's extra data is not a well-formed entry: \(error)")
         }
-        try Self.checkAuthentic(entry, deviceKeys: deviceKeys, deviceLogId: deviceLogId)
+        guard let first = run.first else {
+            throw ProofRefusal("file", "the proof carries no entry: its extra data (the serialized entry) is missing")
+        }
+        entry = first
+        try Self.checkAuthentic(run, deviceKeys: deviceKeys, deviceLogId: deviceLogId)
         let origin = proof.checkpoint.origin
         try ProofChecks.checkOrigin(origin, logId: entry.header.logId)
         self.collectorKey = try ProofChecks.verifyNote(proof.note, origin: origin, collectorKey: collectorKey)
         try ProofChecks.verifyInclusion(
-            entry: proof.extra,
+            entry: entry.serialized,
             index: proof.index,
             checkpoint: proof.checkpoint,
             proof: proof.inclusionProof
@@ -57,16 +64,18 @@ struct VerifiedProof {
         checkpoint = proof.checkpoint
     }
 
-    /// Checks that one of the device's keys signed `entry` and that its payload is the one signed.
+    /// Checks that one of the device's keys signed the run's first entry (itself, or in format version 2 through the
+    /// entries after it up to a signed one: ``CoveringRun``) and that its payload is the one signed.
     ///
     /// A single entry carries no key history, so its signing key must be in the public key file itself (as `auditctl
-    /// keys export-public` writes every signing key the device used); the rotations `auditctl verify` follows along a
-    /// chain are not there to follow.
+    /// keys export-public` writes every signing key the device used, and in version 2 every epoch's public key); the
+    /// rotations and epoch records `auditctl verify` follows along a chain are not there to follow.
     static func checkAuthentic(
-        _ entry: SealedEntry,
+        _ run: [SealedEntry],
         deviceKeys: [Curve25519.Signing.PublicKey],
         deviceLogId: [UInt8]?
     ) throws(ProofRefusal) {
+        guard let entry = run.first else { throw ProofRefusal("entry", "the proof carries no entry") }
         let header = entry.header
         if let deviceLogId, deviceLogId != header.logId {
             throw ProofRefusal(
@@ -82,10 +91,14 @@ struct VerifiedProof {
                     + "(export it again with `auditctl keys export-public` after a key rotation)"
             )
         }
-        guard entry.isSigned(by: key) else {
+        guard CoveringRun.isCovered(run, by: key) else {
             throw ProofRefusal(
                 "entry-signature",
-                "the entry's signature does not verify with device key \(header.signingKeyId): the entry was altered"
+                header.carriesSignature
+                    ? "the entry's signature does not verify with device key \(header.signingKeyId): the entry was altered"
+                    : "the entry carries no signature of its own (format version 2), and the entries after it in the "
+                        + "proof do not lead through unbroken links to one that device key \(header.signingKeyId) "
+                        + "signed: the entry or its covering entries were altered, or are missing"
             )
         }
         guard entry.payloadDigestMatches else {

@@ -84,7 +84,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Idle sync loop interval, seconds (default 2).") var syncIntervalSeconds: String?
     @Option(help: "Epoch length, seconds: the signing key is replaced and erased then (default 600).")
     var epochSeconds: String?
-    @Option(help: "Format version of a new log: 1 or 2 (epochs, forward-secure keys; default 1).")
+    @Option(help: "Format version of a new log: 2 (epochs, forward-secure keys; the default) or 1.")
     var formatVersion: String?
     @Option(help: "Bound on graceful shutdown, seconds (default 10).") var shutdownTimeoutSeconds: String?
     @Option(help: "trace, debug, info, notice, warning, error, critical (default info).") var logLevel: String?

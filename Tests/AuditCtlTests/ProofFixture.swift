@@ -20,10 +20,18 @@ struct ProofFixture {
     /// The collector's name, the origin's first part.
     static let name = "collector.test"
 
-    /// A log of the genesis and `events` events, and a collector key.
-    static func make(events: Int = 6) async throws -> ProofFixture {
+    /// A log of the genesis and `events` events (appended in one call), in format `formatVersion`, and a collector
+    /// key.
+    static func make(events: Int = 6, formatVersion: UInt8 = FormatConstants.version) async throws -> ProofFixture {
         let directory = try TemporaryDirectory(prefix: "prove")
-        let log = try await LogFixture.log(.sqlite, in: directory)
+        var configuration = AuditLog.Configuration()
+        configuration.formatVersion = formatVersion
+        let log = try await AuditLog.create(
+            storage: LogFixture.storage(.sqlite, in: directory),
+            keys: LogFixture.keys(directory),
+            deviceId: "device",
+            configuration: configuration
+        )
         _ = try await log.append((0..<events).map(LogFixture.event))
         var entries: [[UInt8]] = []
         try log.storage.forEachEntry { stored in
@@ -78,10 +86,11 @@ struct ProofFixture {
         return try checkpoint.sign(with: [NoteSigner(name: origin, privateKey: key ?? collectorKey)])
     }
 
-    /// The proof file of leaf `index` against the checkpoint of the whole tree, with the entry as extra data.
-    func proof(index: Int, note: SignedNote? = nil) throws -> TlogProof {
+    /// The proof file of leaf `index` against the checkpoint of the whole tree, with the entry as extra data (or
+    /// `extra`).
+    func proof(index: Int, note: SignedNote? = nil, extra: [UInt8]? = nil) throws -> TlogProof {
         try TlogProof(
-            extra: entries[index],
+            extra: extra ?? entries[index],
             index: UInt64(index),
             inclusionProof: tree.inclusionProof(index: UInt64(index), size: tree.size)!,
             note: note ?? checkpoint()

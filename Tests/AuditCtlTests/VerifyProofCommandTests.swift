@@ -286,3 +286,45 @@ struct VerifyProofCommandTests {
         #expect(!wrongKeys.stdout.contains("BIOMETRIC_AUTH_SUCCESS"))
     }
 }
+
+/// Proofs of format version 2 entries (docs/PROOFS.md): an entry without a signature of its own travels with the
+/// entries after it up to the one whose signature covers it.
+@Suite("verify-proof on format version 2")
+struct VerifyProofVersion2Tests {
+    @Test("an unsigned entry with its covering entries verifies; alone, with one missing or altered, it does not")
+    func coveringRun() async throws {
+        let fixture = try await ProofFixture.make(events: 6, formatVersion: FormatConstants.version2)
+        // One commit: seqs 1-5 carry no signature, seq 6 carries the commit's.
+        #expect(!SealedEntry.carriesSignature(serialized: fixture.entries[3]))
+        #expect(SealedEntry.carriesSignature(serialized: fixture.entries[6]))
+        let good = try fixture.write(
+            fixture.proof(index: 3, extra: CoveringRun.serialize(Array(fixture.entries[3...6]))).bytes,
+            "covered.proof"
+        )
+        let accepted = try await fixture.verifyProof(good)
+        #expect(accepted.status == 0, "\(accepted.stdout) \(accepted.stderr)")
+        #expect(accepted.stdout.contains("OK: entry seq 3"))
+
+        let alone = try fixture.write(fixture.proof(index: 3).bytes, "alone.proof")
+        let refusedAlone = try await fixture.verifyProof(alone)
+        #expect(refusedAlone.status == 1 && refusedAlone.stdout.contains("FAILED (entry-signature)"))
+
+        let skipping = [fixture.entries[3], fixture.entries[4], fixture.entries[6]]
+        let gap = try fixture.write(fixture.proof(index: 3, extra: CoveringRun.serialize(skipping)).bytes, "gap.proof")
+        #expect(try await fixture.verifyProof(gap).stdout.contains("FAILED (entry-signature)"))
+
+        var altered = Array(fixture.entries[3...6])
+        altered[2][39] ^= 0x01
+        let broken = try fixture.write(
+            fixture.proof(index: 3, extra: CoveringRun.serialize(altered)).bytes,
+            "broken.proof"
+        )
+        #expect(try await fixture.verifyProof(broken).stdout.contains("FAILED (entry-signature)"))
+
+        let trailing = try fixture.write(
+            fixture.proof(index: 3, extra: CoveringRun.serialize(Array(fixture.entries[3...6])) + [0x41]).bytes,
+            "trailing.proof"
+        )
+        #expect(try await fixture.verifyProof(trailing).stdout.contains("FAILED (entry)"))
+    }
+}
