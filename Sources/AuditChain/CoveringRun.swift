@@ -18,7 +18,8 @@ public enum CoveringRun: Sendable {
         guard let first = entries.first, !SealedEntry.carriesSignature(serialized: first) else {
             return Array(entries.prefix(1))
         }
-        guard let signed = entries.dropFirst().firstIndex(where: { SealedEntry.carriesSignature(serialized: $0) }) else {
+        guard let signed = entries.dropFirst().firstIndex(where: { SealedEntry.carriesSignature(serialized: $0) })
+        else {
             return entries
         }
         return Array(entries[...signed])

@@ -30,7 +30,11 @@ struct CoveringRunTests {
                 nonce: [UInt8](repeating: UInt8(index), count: 12)
             )
         }
-        let sealed = try chain.seal(events, time: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_001_000), parallelism: 1)
+        let sealed = try chain.seal(
+            events,
+            time: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_001_000),
+            parallelism: 1
+        )
         let bytes = sealed.map(\.serialized)
         #expect(try CoveringRun.parse(CoveringRun.serialize(bytes)) == sealed)
         #expect(CoveringRun.isCovered(sealed, by: key))

@@ -23,7 +23,10 @@ struct LogCommandTests {
     /// seq 1 alice/phone-1 success, 2 bob/phone-1 failure, 3 alice/tablet-2 fallback, 4 carol/phone-1 success.
     func makeLog() async throws {
         // Format version 1: the key rotation record and the hand-sealed entries below are version 1's.
-        let initialized = try await CLIHarness.auditctl(state, ["init", "--device-id", "phone-1", "--format-version", "1"])
+        let initialized = try await CLIHarness.auditctl(
+            state,
+            ["init", "--device-id", "phone-1", "--format-version", "1"]
+        )
         try #require(initialized.status == 0, "\(initialized.stderr)")
         let lines = [
             #"{"type":"BIOMETRIC_AUTH_SUCCESS","userId":"alice","deviceId":"phone-1","attributes":{"unlockDurationMs":412},"occurredAt":"2026-01-10T08:00:00Z"}"#,
