@@ -56,7 +56,7 @@ where Responder.Context == BasicRequestContext {
         let application = Application(
             responder: responder,
             server: GuardedHTTPServer.http1(table: connections, logger: logger),
-            configuration: ApplicationConfiguration(address: address),
+            configuration: ApplicationConfiguration(address: address, backlog: ServerLimits.listenBacklog),
             onServerRunning: { channel in
                 if let socketPath {
                     bound.set()

@@ -27,7 +27,10 @@ extension CollectorServer {
         return Application(
             router: router,
             server: GuardedHTTPServer.http1(table: metricsConnections, logger: logger),
-            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
+            configuration: ApplicationConfiguration(
+                address: .hostname(address.host, port: address.port),
+                backlog: ServerLimits.listenBacklog
+            ),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: serverLogger
         )

@@ -48,6 +48,12 @@ public struct ServerLimits: Sendable, Hashable {
     /// The agent's metrics listener: 16 connections, 8 per peer (one or two scrapers).
     public static let agentMetrics = ServerLimits(maxConnections: 16, maxConnectionsPerPeer: 8)
 
+    /// The listen backlog of every listener: connections the kernel completes before the server accepts them. The
+    /// kernel caps it at `net.core.somaxconn` (4096 on current Linux). Hummingbird's default, 256, overflowed under a
+    /// burst of 500 producers connecting at once (a client whose handshake the full queue dropped got no answer for
+    /// as long as it waited); the connection limits, not the backlog, are what bounds the server's work.
+    public static let listenBacklog = 4096
+
     /// The `Retry-After` of the 503 that answers a connection the listener cannot hold (evicted or refused), in
     /// seconds: a busy listener frees a connection when any request ends.
     public static let retryAfterSeconds = 1
