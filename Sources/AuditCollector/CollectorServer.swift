@@ -121,7 +121,10 @@ public struct CollectorServer: Sendable {
             router: router,
             server: tls.map { GuardedHTTPServer.https(table: connections, logger: logger, tls: $0) }
                 ?? GuardedHTTPServer.http1(table: connections, logger: logger),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), backlog: ServerLimits.listenBacklog),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port),
+                backlog: ServerLimits.listenBacklog
+            ),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: serverLogger
         )

@@ -54,7 +54,10 @@ public struct WitnessServer: Sendable {
         return Application(
             router: router,
             server: GuardedHTTPServer.http1(table: connections, logger: logger),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), backlog: ServerLimits.listenBacklog),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port),
+                backlog: ServerLimits.listenBacklog
+            ),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
