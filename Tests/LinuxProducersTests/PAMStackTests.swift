@@ -59,7 +59,8 @@ struct PAMStackTests {
         // Without a buffer file, what cannot be delivered is reported dropped, and the exit is still 0.
         let dropped = try await ProducerHarness.run(
             ProducerHarness.product("auditctl"),
-            ["pam", "--socket", stack.state + "/ingest.sock", "--outcome", "success"],
+            // A generous bound: the default 200 ms can run out on a loaded machine before the command even tries.
+            ["pam", "--socket", stack.state + "/ingest.sock", "--outcome", "success", "--timeout-ms", "10000"],
             environment: ["PAM_USER": "carol", "PAM_SERVICE": "sshd"]
         )
         #expect(dropped.status == 0)
