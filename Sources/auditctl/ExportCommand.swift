@@ -63,7 +63,8 @@ struct ExportCommand: AsyncParsableCommand {
         let header = LogBundle.Header(
             logId: info.logId,
             deviceId: info.deviceId,
-            publicKeys: try log.keys.allSigningKeys().map { Array($0.publicKey.rawRepresentation) },
+            // Every key of the log's history (format version 2: its epochs' public keys; their private keys are gone).
+            publicKeys: try KeysCommand.publicKeys(log).map { Array($0.rawRepresentation) },
             firstSeq: from,
             lastSeq: last,
             checkpoint: checkpoint
