@@ -59,9 +59,11 @@ struct VerifyCommand: ParsableCommand {
         } else {
             // Only the entries and the trust anchors: the log's metadata and private keys may be what was damaged.
             let (storage, keys) = try global.state.openStorage()
-            // Unpinned: the key files, and (format version 2, whose ended epochs' keys are erased) the key of the
-            // log's own genesis, which introduces every later one.
-            let trusted = try pinned ?? (keys.allSigningKeys().map(\.publicKey) + Self.genesisKey(storage))
+            // Unpinned: a format version 2 log's own genesis key, which introduces every later one (the key files
+            // hold only the active key, and a crash in an epoch's end may leave an unfinished one); a version 1
+            // log's key files.
+            let genesisKey = Self.genesisKey(storage)
+            let trusted = try pinned ?? (genesisKey.isEmpty ? keys.allSigningKeys().map(\.publicKey) : genesisKey)
             guard !trusted.isEmpty else {
                 throw CLIError(
                     "no signing key in \(keys.directory) to verify with: pin the public keys with --public-key"

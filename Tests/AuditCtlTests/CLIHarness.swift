@@ -1,5 +1,6 @@
 import AuditChain
 import AuditStore
+import Crypto
 import Foundation
 import TestKit
 import Testing
@@ -121,11 +122,23 @@ enum CLIHarness {
         )
     }
 
-    /// Verifies a state directory's log in-process with its own keys and data keys.
+    /// Verifies a state directory's log in-process with its data keys and, as `auditctl verify` without
+    /// `--public-key` does, the key its genesis names for a format version 2 log (whose ended epochs' key files are
+    /// erased), or its key files for a version 1 log.
     static func verify(_ state: String) async throws -> VerificationReport {
         try await offPool {
             let log = try openLog(state)
-            var options = ChainVerifier.Options(trustedKeys: try log.keys.allSigningKeys().map(\.publicKey))
+            var trusted: [Curve25519.Signing.PublicKey] = []
+            if let first = try log.storage.entries(from: 0, through: 0, limit: 1).first,
+                let genesis = try? SealedEntry(serialized: first.bytes), genesis.header.version == 2,
+                let record = try? SystemRecord(kind: genesis.header.kind, payload: genesis.payload),
+                let key = ChainRules.introducedKey(record)
+            {
+                trusted = [key]
+            } else {
+                trusted = try log.keys.allSigningKeys().map(\.publicKey)
+            }
+            var options = ChainVerifier.Options(trustedKeys: trusted)
             options.dataKeys = try log.keys.allDataKeys()
             return try log.storage.verify(options: options)
         }

@@ -1,4 +1,5 @@
 import AuditChain
+import AuditStore
 import Foundation
 import Synchronization
 import TestKit
@@ -16,12 +17,14 @@ struct CrashTests {
         /// How it ended, once ``acknowledged(timeout:)`` has waited for it.
         private let ended = Mutex<ChildProcess.Result?>(nil)
 
-        init(state: String, label: String, count: Int, writers: Int) throws {
+        init(state: String, label: String, count: Int, writers: Int, endingEpochs: Bool = false) throws {
             directory = try TemporaryDirectory(prefix: "crash-child")
+            var environment = ProcessInfo.processInfo.environment
+            if endingEpochs { environment["CRASH_CHILD_EPOCHS"] = "1" }
             child = try ChildProcess.start(
                 CLIHarness.path("CrashChild"),
                 [state, label, String(count), String(writers)],
-                environment: ProcessInfo.processInfo.environment,
+                environment: environment,
                 outputPath: directory.path + "/stdout",
                 errorPath: "/dev/null"
             )
@@ -72,6 +75,39 @@ struct CrashTests {
         let lost = acknowledged.filter { stored[$0.key] != $0.value }
         #expect(lost.isEmpty, "acknowledged but missing: \(lost.prefix(5))")
         #expect(acknowledged.count > 20, "the child acknowledged too few events to test anything")
+    }
+
+    @Test(
+        "format version 2: SIGKILL at random instants around epoch ends loses no acknowledged event, leaves one usable key"
+    )
+    func killedAroundEpochEnds() async throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.path + "/state"
+        #expect(try await CLIHarness.auditctl(state, ["init", "--format-version", "2"]).status == 0)
+        var generator = SystemRandomNumberGenerator()
+        var acknowledged: [String: UInt64] = [:]
+        for round in 0..<max(10, Self.rounds / 2) {
+            let child = try Child(state: state, label: "e\(round)", count: 0, writers: 2, endingEpochs: true)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...300, using: &generator)))
+            child.kill()
+            for (seq, key) in await child.acknowledged() { acknowledged[key] = seq }
+            let report = try await CLIHarness.verify(state)
+            #expect(report.isClean, "round \(round): \(report.problems)")
+            // Keys: the active one, and at most leftovers of an interrupted erasure (an ended epoch's, or one whose
+            // epoch record never committed): none of them signs anything a verifier accepts. The agent's start erases
+            // them; afterwards the active key is the only one.
+            let log = try CLIHarness.openLog(state)
+            let active = try log.activeSigningKey().id
+            #expect(log.keys.signingKeyFileIds().contains(active))
+            _ = try await log.eraseRetiredSigningKeys()
+            #expect(log.keys.signingKeyFileIds() == [active], "round \(round)")
+        }
+        let stored = try await CLIHarness.idempotencyKeys(state)
+        let lost = acknowledged.filter { stored[$0.key] != $0.value }
+        #expect(lost.isEmpty, "acknowledged but missing: \(lost.prefix(5))")
+        #expect(acknowledged.count > 10, "the child acknowledged too few events to test anything")
+        let summary = try await CLIHarness.auditctl(state, ["verify", "--json"])
+        #expect(summary.status == 0 && summary.stdout.contains("\"formatVersion\":2"))
     }
 
     @Test("two processes appending concurrently produce one valid chain with all events")

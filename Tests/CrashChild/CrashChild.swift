@@ -5,7 +5,9 @@ import Foundation
 /// Test helper: appends events to a log as fast as it can, printing `ack <seq> <idempotencyKey>` after each
 /// commit returns. The crash and concurrency tests kill it or run two of it at once.
 ///
-/// Usage: `CrashChild STATE_DIR LABEL COUNT WRITERS` (COUNT 0 = until killed).
+/// Usage: `CrashChild STATE_DIR LABEL COUNT WRITERS` (COUNT 0 = until killed). With `CRASH_CHILD_EPOCHS=1` in its
+/// environment, one more task ends the epoch over and over (`rotateKeys`: in format version 2 an early epoch end, with
+/// the erasure of the outgoing key), so that kills land around epoch ends too.
 @main
 enum CrashChild {
     static func main() async throws {
@@ -17,7 +19,16 @@ enum CrashChild {
         let state = StateDirectory(path: arguments[1])
         let label = arguments[2]
         let log = try AuditLog(storage: SQLiteLogStorage(path: state.databasePath), keys: KeyStore(state: state))
+        let epochs = ProcessInfo.processInfo.environment["CRASH_CHILD_EPOCHS"] == "1"
         try await withThrowingTaskGroup(of: Void.self) { group in
+            if epochs {
+                group.addTask {
+                    while true {
+                        _ = try await log.rotateKeys(reason: "crash test")
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
+            }
             for writer in 0..<writers {
                 group.addTask {
                     var index = 0
