@@ -405,19 +405,7 @@ struct ChainAnalyzer: Sendable {
                 report.lastEpochTime = header.time
             }
         case .keyRotation(let rotation):
-            guard let key = ChainRules.introducedKey(record) else {
-                problem(header.seq, .payloadInvalid, "the rotation's new signing key is not an Ed25519 key")
-                return
-            }
-            let newId = KeyID.signing(key)
-            known[newId] = key
-            let changes = ChainRules.rotation(
-                at: header.seq,
-                signer: (header.signingKeyId, windows[header.signingKeyId]),
-                next: (newId, windows[newId])
-            )
-            for (id, window) in changes { windows[id] = window }
-            activeDataKey = rotation.newDataKeyId
+            handOver(record, header: header, dataKeyId: rotation.newDataKeyId, what: "rotation")
         case .accountedRemoval(let removal), .retentionPrune(let removal):
             if let violation = ChainRules.removal(removal, at: header.seq) {
                 problem(header.seq, .payloadInvalid, violation.description)
@@ -440,16 +428,15 @@ struct ChainAnalyzer: Sendable {
         }
     }
 
-    /// An epoch record (docs/FORMAT.md, section 13.4 rule 1): its rule is checked, and its key is the next epoch's
-    /// key either way (a record that breaks a rule is reported, but it is signed by the outgoing key, so whoever
-    /// could seal it could have sealed a correct one).
-    private mutating func readEpoch(_ epoch: SystemRecord.Epoch, record: SystemRecord, header: EntryHeader) {
-        if let violation = ChainRules.epoch(epoch, header: header, after: epochState) {
-            problem(header.seq, .epochInvalid, violation.description)
-        }
+    /// What a key rotation and an epoch record both do: the key they introduce becomes known and signs from the next
+    /// seq, the signer's window ends at the record (``ChainRules/rotation(at:signer:next:)``), and their data key
+    /// becomes the active one. Returns false (and reports it) when the new key is not an Ed25519 key.
+    @discardableResult
+    private mutating func handOver(_ record: SystemRecord, header: EntryHeader, dataKeyId: KeyID, what: String) -> Bool
+    {
         guard let key = ChainRules.introducedKey(record) else {
-            problem(header.seq, .payloadInvalid, "the epoch's new signing key is not an Ed25519 key")
-            return
+            problem(header.seq, .payloadInvalid, "the \(what)'s new signing key is not an Ed25519 key")
+            return false
         }
         let newId = KeyID.signing(key)
         known[newId] = key
@@ -459,7 +446,18 @@ struct ChainAnalyzer: Sendable {
             next: (newId, windows[newId])
         )
         for (id, window) in changes { windows[id] = window }
-        activeDataKey = epoch.newDataKeyId
+        activeDataKey = dataKeyId
+        return true
+    }
+
+    /// An epoch record (docs/FORMAT.md, section 13.4 rule 1): its rule is checked, and its key is the next epoch's
+    /// key either way (a record that breaks a rule is reported, but it is signed by the outgoing key, so whoever
+    /// could seal it could have sealed a correct one).
+    private mutating func readEpoch(_ epoch: SystemRecord.Epoch, record: SystemRecord, header: EntryHeader) {
+        if let violation = ChainRules.epoch(epoch, header: header, after: epochState) {
+            problem(header.seq, .epochInvalid, violation.description)
+        }
+        guard handOver(record, header: header, dataKeyId: epoch.newDataKeyId, what: "epoch") else { return }
         // A migrated log's epochs are counted from its upgrade record, epoch 1 (docs/FORMAT.md, section 13.6).
         report.epochs = epochState == nil ? 2 : report.epochs + 1
         epochState =
