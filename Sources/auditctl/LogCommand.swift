@@ -10,8 +10,11 @@ struct LogCommand: ParsableCommand {
         commandName: "log",
         abstract: "List and filter entries (header facts; events decrypted with --decrypt).",
         discussion: """
-            Reads the local log, or an exported bundle with --bundle (its chain is checked as it is read, against \
-            --public-key if given, else its own keys with a warning; exit 1 if it does not hold). Filters on the \
+            Reads the local log, or an exported bundle with --bundle. The entries are listed from a chain that is \
+            checked (links everywhere, signatures at anchors, as verify --fast): the local log's whole chain before \
+            the listing, against --public-key if given, else the keys verify trusts unpinned; a bundle's as it is \
+            read, against --public-key, else its own keys with a warning. A chain that does not hold is said on \
+            standard error, and the exit status is 1 (entries printed from it may be incomplete or altered). Filters on the \
             header need no key: --from-seq/--to-seq, --kind, --sealed-since/--sealed-until (the sealing time). \
             Filters on the event open it with the data keys (of the state directory, or --data-key files): \
             --user, --device, --type, --since/--until (the time the event occurred). Repeated --user, --device, \
@@ -28,7 +31,8 @@ struct LogCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions
     @Option(name: .long, help: "Read an exported bundle instead of the local log.") var bundle: String?
-    @Option(name: .long, help: "Pinned public keys for --bundle (auditctl keys export-public).") var publicKey: String?
+    @Option(name: .long, help: "Pinned public keys (auditctl keys export-public) the chain is checked against.")
+    var publicKey: String?
     @OptionGroup var dataKeyFiles: DataKeyOptions
     @Option(name: .long, help: "Output: text, jsonl or ocsf (default text; --json prints one JSON array).")
     var format: String?
@@ -68,6 +72,7 @@ struct LogCommand: ParsableCommand {
             return
         }
         let (storage, keys) = try global.state.openStorage()
+        let chain = try verifyLocalChain(storage, keys: keys)
         var scan = try makeScan(query: query, format: format, opening: opening, showEvents: showEvents, keys: keys)
         let head = (try? storage.snapshot())?.head?.seq  // only for the progress total
         let progress = self.progress(
@@ -98,7 +103,38 @@ struct LogCommand: ParsableCommand {
             )
         }
         try scan.finish()
+        if !chain.isClean {
+            reportBrokenChain(chain, of: "the log", rerun: "auditctl verify", unopened: scan.unopenedMessage)
+            throw ExitCode(1)
+        }
         try finish(scan)
+    }
+
+    /// Rule 7 of docs/FORMAT.md section 13.4: the filters select among entries of a chain that verifies. The local
+    /// log's whole chain is checked first (links everywhere, signatures at anchors: `verify --fast`), against
+    /// `--public-key` or the keys `auditctl verify` trusts unpinned, and the stored checkpoint; a chain that does not
+    /// hold is said before the listing and again after it (exit 1). Whether the log's end is recent (`openEnd`) is
+    /// `verify`'s to say: it is not about the entries shown.
+    private func verifyLocalChain(_ storage: any LogStorage, keys: KeyStore) throws -> VerificationReport {
+        let pinned = try publicKey.map { try PublicKeyFile.parse(readInput($0)) }
+        var options = ChainVerifier.Options(trustedKeys: try pinned ?? VerifyCommand.unpinnedKeys(storage, keys: keys))
+        options.fast = true
+        options.trustedCheckpoint = storedCheckpoint(storage)
+        let report = try storage.verify(options: options)
+        if !report.isClean { reportBrokenChain(report, of: "the log", rerun: "auditctl verify", unopened: nil) }
+        return report
+    }
+
+    /// Says on standard error that the chain the entries come from does not hold, with its first problem.
+    private func reportBrokenChain(_ report: VerificationReport, of source: String, rerun: String, unopened: String?) {
+        let firstProblem = report.problems.first.map { ": \($0.description)" } ?? ""
+        FileHandle.standardError.write(
+            Data(
+                ("auditctl: \(source)'s chain does not hold (\(report.problems.count) problem(s)\(firstProblem)); the entries "
+                    + "shown may be incomplete or altered; run `\(rerun)`\n").utf8
+            )
+        )
+        if let unopened { FileHandle.standardError.write(Data("auditctl: \(unopened)\n".utf8)) }
     }
 
     /// Entries read and opened at a time: what `log` holds in memory.
@@ -253,16 +289,12 @@ struct LogCommand: ParsableCommand {
         try scan.finish()
         let report = verifier.finish()
         if !report.isClean {
-            let firstProblem = report.problems.first.map { ": \($0.description)" } ?? ""
-            FileHandle.standardError.write(
-                Data(
-                    ("auditctl: the bundle's chain does not hold (\(report.problems.count) problem(s)\(firstProblem)); "
-                        + "run `auditctl verify --bundle \(path)`\n").utf8
-                )
+            reportBrokenChain(
+                report,
+                of: "the bundle",
+                rerun: "auditctl verify --bundle \(path)",
+                unopened: scan.unopenedMessage
             )
-            if let message = scan.unopenedMessage {
-                FileHandle.standardError.write(Data("auditctl: \(message)\n".utf8))
-            }
             throw ExitCode(1)
         }
         try finish(scan)

@@ -59,16 +59,7 @@ struct VerifyCommand: ParsableCommand {
         } else {
             // Only the entries and the trust anchors: the log's metadata and private keys may be what was damaged.
             let (storage, keys) = try global.state.openStorage()
-            // Unpinned: a format version 2 log's own genesis key, which introduces every later one (the key files
-            // hold only the active key, and a crash in an epoch's end may leave an unfinished one); a version 1
-            // log's key files.
-            let genesisKey = Self.genesisKey(storage)
-            let trusted = try pinned ?? (genesisKey.isEmpty ? keys.allSigningKeys().map(\.publicKey) : genesisKey)
-            guard !trusted.isEmpty else {
-                throw CLIError(
-                    "no signing key in \(keys.directory) to verify with: pin the public keys with --public-key"
-                )
-            }
+            let trusted = try pinned ?? Self.unpinnedKeys(storage, keys: keys)
             var options = ChainVerifier.Options(trustedKeys: trusted)
             options.fast = fast
             options.referenceTime = try referenceTime()
@@ -104,6 +95,19 @@ struct VerifyCommand: ParsableCommand {
             throw CLIError("--as-of must be an RFC 3339 time such as 2026-11-28T12:00:00.000Z, not \(asOf)")
         }
         return time
+    }
+
+    /// The keys a local log is verified with when none are pinned: a format version 2 log's own genesis key, which
+    /// introduces every later one (the key files hold only the active key, and a crash in an epoch's end may leave
+    /// an unfinished one); a version 1 log's key files.
+    /// - Throws: ``CLIError`` when there is none.
+    static func unpinnedKeys(_ storage: any LogStorage, keys: KeyStore) throws -> [Curve25519.Signing.PublicKey] {
+        let genesisKey = Self.genesisKey(storage)
+        let trusted = try genesisKey.isEmpty ? keys.allSigningKeys().map(\.publicKey) : genesisKey
+        guard !trusted.isEmpty else {
+            throw CLIError("no signing key in \(keys.directory) to verify with: pin the public keys with --public-key")
+        }
+        return trusted
     }
 
     /// The signing key a stored format version 2 genesis introduces, if it can be read (a version 1 log keeps its

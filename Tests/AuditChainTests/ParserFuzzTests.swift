@@ -146,4 +146,28 @@ struct ParserFuzzTests {
         }
         #expect(broken.inputs.isEmpty, "\(broken.inputs.count) mutated chains verified clean")
     }
+
+    @Test("the verifier on the version 2 vector chain with one entry mutated: a report, never a trap; never clean")
+    func verifierVersion2() {
+        let chain = VectorChainV2.build()
+        let original = chain.entries.map(\.serialized)
+        let broken = Fuzz.Broken()
+        Fuzz.run("verifier-v2", seeds: original, iterations: 1_000) { input in
+            // The position the mutated entry takes: spread over the chain by the input's length.
+            let position = input.count % original.count
+            var entries = original
+            entries[position] = input
+            // Only the genesis key: every later one is introduced by the chain's epoch records.
+            var full = ChainVerifier.Options(trustedKeys: [EpochChainFixture.key(0).publicKey])
+            full.dataKeys = [chain.dataKey]
+            var fast = full
+            fast.fast = true
+            fast.anchorInterval = 3
+            let report = ChainFixture.verify(entries, options: full)
+            _ = ChainFixture.verify(entries, options: fast)
+            // Full verification misses no change: every byte of an entry is hashed into a signed one or signed.
+            if report.isClean != (input == original[position]) { broken.note(input) }
+        }
+        #expect(broken.inputs.isEmpty, "\(broken.inputs.count) mutated chains verified clean")
+    }
 }

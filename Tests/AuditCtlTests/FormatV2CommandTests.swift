@@ -1,5 +1,6 @@
 import AuditChain
 import Foundation
+import GRDB
 import Testing
 import TestKit
 
@@ -59,6 +60,29 @@ struct FormatV2CommandTests {
         #expect(later.status == 1 && later.stdout.contains("openEnd"))
         let bad = try await CLIHarness.auditctl(state, ["verify", "--as-of", "yesterday"])
         #expect(bad.status == 2 && bad.stderr.contains("--as-of"))
+    }
+
+    @Test("log on a version 2 log: an unsigned entry's payload changed in the database is said, exit 1")
+    func logOverAlteredUnsignedEntry() async throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.path + "/state"
+        #expect(try await CLIHarness.auditctl(state, ["init", "--format-version", "2"]).status == 0)
+        // One commit of three events: seq 1 and 2 are unsigned, covered by the signature of seq 3.
+        let lines = Array(repeating: Self.event, count: 3).joined(separator: "\n")
+        #expect(try await CLIHarness.auditctl(state, ["emit", "--input", "-"], stdin: lines).status == 0)
+        let intact = try await CLIHarness.auditctl(state, ["log", "--kind", "event"])
+        #expect(intact.status == 0, "\(intact.stderr)")
+        let database = try DatabaseQueue(path: state + "/log.sqlite")
+        try await database.write { db in
+            var bytes = Array(try #require(try Data.fetchOne(db, sql: "SELECT bytes FROM entries WHERE seq = 2")))
+            #expect(!SealedEntry.carriesSignature(serialized: bytes))
+            bytes[bytes.count - 2] ^= 0x01  // the payload's tag: no signature of its own to fail
+            try db.execute(sql: "UPDATE entries SET bytes = ? WHERE seq = 2", arguments: [Data(bytes)])
+        }
+        let altered = try await CLIHarness.auditctl(state, ["log", "--kind", "event", "--format", "jsonl"])
+        #expect(altered.status == 1, "\(altered.stderr)")
+        #expect(altered.stderr.contains("the log's chain does not hold"), "\(altered.stderr)")
+        #expect(altered.stderr.contains("seq 2"), "\(altered.stderr)")
     }
 
     @Test("keys upgrade: refused without its confirmation; then the version 1 keys are erased and the log verifies")

@@ -64,6 +64,24 @@ struct SQLiteTamperTests {
         #expect(try await verify() == (1, ["4:missing"]))
     }
 
+    @Test("log lists from a chain that verifies: a deleted row is said before and after the listing, exit 1")
+    func logOverBrokenChain() async throws {
+        let intact = try await CLIHarness.auditctl(state, ["log", "--format", "jsonl", "--user", "user"])
+        #expect(intact.status == 0 && !intact.stderr.contains("does not hold"), "\(intact.stderr)")
+        #expect(intact.stdout.split(separator: "\n").count == 6)
+        try edit { try $0.execute(sql: "DELETE FROM entries WHERE seq = 4") }
+        // The filtered view hides nothing silently (CVE-2023-31437): the entries it shows come from a broken chain.
+        let filtered = try await CLIHarness.auditctl(state, ["log", "--format", "jsonl", "--user", "user"])
+        #expect(filtered.status == 1, "\(filtered.stderr)")
+        #expect(filtered.stdout.split(separator: "\n").count == 5)
+        let said = filtered.stderr.components(separatedBy: "the log's chain does not hold").count - 1
+        #expect(said == 2, "\(filtered.stderr)")
+        #expect(filtered.stderr.contains("seq 4") && filtered.stderr.contains("auditctl verify"), "\(filtered.stderr)")
+        // A range that does not reach the damage is still listed from the damaged chain.
+        let range = try await CLIHarness.auditctl(state, ["log", "--to-seq", "2"])
+        #expect(range.status == 1 && range.stderr.contains("the log's chain does not hold"), "\(range.stderr)")
+    }
+
     @Test("two rows with swapped payloads are both reported")
     func swappedPayloads() async throws {
         try edit { db in

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the committed seed corpus of the parser fuzz tests (Tests/Fuzz/corpus/<target>/) from the format's
-test vectors (docs/test-vectors/chain-v1.json) plus hand-written documents. Deterministic: run it again after the
+test vectors (docs/test-vectors/chain-v1.json and chain-v2.json) plus hand-written documents. Deterministic: run it again after the
 vectors change and commit the result. Standard library only."""
 
 import base64
@@ -12,6 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 OUT = os.path.join(HERE, "corpus")
 vectors = json.load(open(os.path.join(ROOT, "docs/test-vectors/chain-v1.json"), encoding="utf-8"))
+vectors_v2 = json.load(open(os.path.join(ROOT, "docs/test-vectors/chain-v2.json"), encoding="utf-8"))
 
 
 def canonical(value):
@@ -55,6 +56,14 @@ for item in entries:
     else:
         write("system-record", "%d-%s.json" % (item["kindByte"], item["kind"]), item["plaintext"])
     write("sealed-entry", "seq-%d-%s.bin" % (item["seq"], item["kind"]), bytes.fromhex(item["serialized"]))
+
+# Format version 2 (docs/FORMAT.md section 13): signed and unsigned entries, and the records it adds (the genesis
+# with epochSeconds, epoch, close, crash recovery), from the main chain and the migrated log's upgrade.
+for prefix, items in [("v2", vectors_v2["entries"]), ("migrated", vectors_v2["migrated"]["entries"])]:
+    for item in items:
+        if item["kind"] != "event":
+            write("system-record", "%s-%d-%s.json" % (prefix, item["kindByte"], item["kind"]), item["plaintext"])
+        write("sealed-entry", "%s-seq-%d-%s.bin" % (prefix, item["seq"], item["kind"]), bytes.fromhex(item["serialized"]))
 
 write("checkpoint", "vector.json", canonical(checkpoint))
 write("timestamp", "utc.txt", "2026-11-18T11:06:41.000Z")
