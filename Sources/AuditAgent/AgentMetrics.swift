@@ -1,6 +1,6 @@
+public import AuditChain
 public import AuditStore
 public import AuditSync
-import AuditChain
 import Foundation
 
 /// The agent's Prometheus metrics, rendered by hand in the text exposition format 0.0.4.
@@ -40,6 +40,10 @@ public struct AgentMetrics: Sendable, Hashable {
     public var lagSeconds: Int64 = 0
     /// Pinned entries the collector refuses (each holds the health at `failing` until accepted).
     public var heldEntries = 0
+    /// A format version 2 log's current epoch; nil for version 1.
+    public var epoch: ChainRules.EpochState?
+    /// Whether it is stale: no epoch record for two epoch lengths (``DeliveryStatus/epochStale``).
+    public var epochStale = false
 
     /// Creates a snapshot.
     public init(
@@ -81,6 +85,8 @@ public struct AgentMetrics: Sendable, Hashable {
         collectorHead = status.lag.collectorHead
         lagEntries = status.lag.entries
         lagSeconds = status.lag.age(now: status.measuredAt) / 1000
+        epoch = status.epoch
+        epochStale = status.epochStale
     }
 
     /// Reads a snapshot from the log's storage and the engine (nil when delivery is off).
@@ -176,6 +182,25 @@ public struct AgentMetrics: Sendable, Hashable {
             "gauge",
             "Delivery health: 1 for the current state (all 0 while unknown).",
             Self.healthStates.map { ("{state=\"\($0)\"}", health == $0 ? "1" : "0") }
+        )
+        family(
+            "auditd_epoch",
+            "gauge",
+            "Format version 2: the current epoch's number (no sample for a version 1 log).",
+            epoch.map { [("", "\($0.number)")] } ?? []
+        )
+        family(
+            "auditd_epoch_start_timestamp_seconds",
+            "gauge",
+            "Format version 2: when the current epoch began (its epoch record's sealing time), seconds since the epoch.",
+            epoch.map { [("", Self.seconds(.milliseconds($0.startsAt.millisecondsSinceEpoch)))] } ?? []
+        )
+        family(
+            "auditd_epoch_stale",
+            "gauge",
+            "Format version 2: 1 when the current epoch began more than two epoch lengths ago (epochs stopped "
+                + "ending; health is then at most degraded), else 0.",
+            epoch.map { _ in [("", epochStale ? "1" : "0")] } ?? []
         )
         let lastSuccess = self.lastSuccess.flatMap { AuditTimestamp(rfc3339: $0) }
         family(

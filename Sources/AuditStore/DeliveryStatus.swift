@@ -32,6 +32,16 @@ public struct DeliveryStatus: Sendable, Hashable {
     public var checkpoint: String?
     /// The wall time (milliseconds) the lag's age was measured at.
     public var measuredAt: Int64
+    /// A format version 2 log's current epoch (docs/FORMAT.md section 13); nil for version 1.
+    public var epoch: ChainRules.EpochState? = nil
+
+    /// Whether the current epoch began more than two epoch lengths before ``measuredAt`` (the rule of
+    /// `ChainRules.openEnd`): the agent that ends epochs on time is stopped or stuck, and the forward security of
+    /// the log waits for it (the current key signs for longer than its epoch).
+    public var epochStale: Bool {
+        guard let epoch else { return false }
+        return ChainRules.openEnd(epoch, now: AuditTimestamp(millisecondsSinceEpoch: measuredAt)) != nil
+    }
 
     /// Metadata keys kept beside the log (the collector trust's are ``CollectorTrust/Meta``).
     public enum Meta: Sendable {
@@ -64,15 +74,17 @@ public struct DeliveryStatus: Sendable, Hashable {
         let trust = CollectorTrust(metadata: metadata)
         let lag = try ReceiptLag.read(storage, trust: trust)
         var health = metadata[Meta.health] ?? "unknown"
-        // The stored health is what the agent saw at its last cycle; a copy that lags now (an agent stopped or
-        // stuck) makes it no better than degraded.
+        let epoch = AuditLog.epochState(metadata)
+        let epochStale = epoch.map { ChainRules.openEnd($0, now: AuditTimestamp(millisecondsSinceEpoch: now)) != nil }
+        // The stored health is what the agent saw at its last cycle; a copy that lags now, or epochs that stopped
+        // ending (an agent stopped or stuck), make it no better than degraded.
         if health == DeliveryHealth.healthy.rawValue,
-            pending > policy.degradedPending || lag.isLagging(now: now, policy: policy)
+            pending > policy.degradedPending || lag.isLagging(now: now, policy: policy) || epochStale == true
         {
             health = DeliveryHealth.degraded.rawValue
         }
         let lastError = metadata[Meta.lastError].flatMap { $0.isEmpty ? nil : $0 }
-        return DeliveryStatus(
+        var status = DeliveryStatus(
             pending: pending,
             pendingEvents: table.pendingEvents,
             pendingRecords: pending - table.pendingEvents,
@@ -87,6 +99,8 @@ public struct DeliveryStatus: Sendable, Hashable {
             checkpoint: trust.treeReceipt?.checkpoint,
             measuredAt: now
         )
+        status.epoch = epoch
+        return status
     }
 
     /// The JSON form (`auditctl queue status --json`, the agent's `GET /v1/status`).
@@ -110,6 +124,12 @@ public struct DeliveryStatus: Sendable, Hashable {
                 ? lag.since.map { .string(AuditTimestamp(millisecondsSinceEpoch: $0).rfc3339) } ?? .null : .null,
             "lagSeconds": .integer(lag.age(now: measuredAt) / 1000),
             "checkpoint": checkpoint.map { .string($0) } ?? .null,
+            "epoch": epoch.map { epoch in
+                .object([
+                    "epoch": .integer(Int64(clamping: epoch.number)), "startedAt": .string(epoch.startsAt.rfc3339),
+                    "epochSeconds": .integer(Int64(clamping: epoch.epochSeconds)), "stale": .bool(epochStale),
+                ])
+            } ?? .null,
         ])
     }
 

@@ -46,6 +46,12 @@ struct QueueStatusCommand: ParsableCommand {
         } else {
             print("lag: none")
         }
+        if let epoch = status.epoch {
+            let stale =
+                status.epochStale
+                ? "; STALE: no epoch record for two epoch lengths (is the agent running? its epochs end on time)" : ""
+            print("epoch: \(epoch.number) since \(epoch.startsAt.rfc3339) (every \(epoch.epochSeconds) s)\(stale)")
+        }
     }
 }
 

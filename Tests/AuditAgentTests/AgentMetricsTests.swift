@@ -76,6 +76,19 @@ import Testing
         #expect(text.contains("auditd_last_success_timestamp_seconds 1795255200.250\n"))
         #expect(text.hasSuffix("\n"))
 
+        // A version 1 log: the epoch families have no sample.
+        #expect(text.contains("# TYPE auditd_epoch_stale gauge\n") && !text.contains("auditd_epoch_stale 0"))
+        metrics.epoch = ChainRules.EpochState(
+            number: 4,
+            startsAt: AuditTimestamp(millisecondsSinceEpoch: 1_795_255_200_250),
+            epochSeconds: 600,
+            recordSeq: 9
+        )
+        metrics.epochStale = true
+        #expect(metrics.text.contains("auditd_epoch 4\n"))
+        #expect(metrics.text.contains("auditd_epoch_start_timestamp_seconds 1795255200.250\n"))
+        #expect(metrics.text.contains("auditd_epoch_stale 1\n"))
+
         metrics.health = "unknown"
         metrics.lastSuccess = nil
         metrics.lastLatency = nil

@@ -171,6 +171,42 @@ struct ReceiptLagTests {
         #expect(try DeliveryStatus.read(log.storage, now: 9_000_000).health == "healthy")
     }
 
+    @Test("status: a version 2 log's epoch, stale after two epoch lengths without an epoch record: degraded")
+    func statusEpoch() async throws {
+        let directory = try TemporaryDirectory()
+        let clock = SealingClock(1_795_000_000_000)
+        var configuration = AuditLog.Configuration()
+        configuration.now = { AuditTimestamp(millisecondsSinceEpoch: clock.time.withLock { $0 }) }
+        configuration.formatVersion = FormatConstants.version2
+        configuration.epochSeconds = 600
+        let log = try await AuditLog.create(
+            storage: MemoryLogStorage(),
+            keys: LogFixture.keys(directory),
+            deviceId: "device",
+            configuration: configuration
+        )
+        try await Self.keepReceipt(log, seq: 0)
+        try await Self.keepMetadata(log, [DeliveryStatus.Meta.health: "healthy"])
+        // Two epoch lengths after the genesis: not yet stale.
+        let due = try DeliveryStatus.read(log.storage, now: 1_795_001_200_000)
+        #expect(due.epoch?.number == 0 && !due.epochStale && due.health == "healthy")
+        let late = try DeliveryStatus.read(log.storage, now: 1_795_001_200_001)
+        #expect(late.epochStale && late.health == "degraded")
+        let epoch = try #require(late.json.objectValue?["epoch"]?.objectValue)
+        #expect(epoch["epoch"] == .integer(0) && epoch["stale"] == .bool(true))
+        #expect(epoch["epochSeconds"] == .integer(600))
+        #expect(epoch["startedAt"] == .string(AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000).rfc3339))
+        // The epoch ended (the agent's timer does it on time): fresh again.
+        clock.time.withLock { $0 = 1_795_001_200_001 }
+        #expect(try await log.endEpochIfDue() != nil)
+        let ended = try DeliveryStatus.read(log.storage, now: 1_795_001_200_002)
+        #expect(ended.epoch?.number == 1 && !ended.epochStale)
+        // A version 1 log has no epoch.
+        let v1 = try await Self.log(try TemporaryDirectory(), clock: clock)
+        #expect(try DeliveryStatus.read(v1.storage).epoch == nil)
+        #expect(try DeliveryStatus.read(v1.storage).json.objectValue?["epoch"] == .null)
+    }
+
     @Test("status: the count alone makes a stored healthy degraded")
     func statusCount() async throws {
         let directory = try TemporaryDirectory()
