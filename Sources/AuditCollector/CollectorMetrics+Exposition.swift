@@ -1,3 +1,4 @@
+import AuditChain
 import AuditServerKit
 import AuditWire
 
@@ -65,6 +66,31 @@ extension CollectorMetrics.Snapshot {
             "gauge",
             "Per log seen recently: seconds since this replica saw the log's contiguous head advance.",
             logIds.map { ("{log=\"\($0)\"}", Self.number(((logs[$0]?.headAgeSeconds ?? 0) * 1000).rounded() / 1000)) }
+        )
+        let epochLogs = logEpochs.keys.sorted()
+        family(
+            "auditd_collector_log_epoch",
+            "gauge",
+            "Per format version 2 log seen recently: its current epoch's number, as held up to its contiguous head.",
+            epochLogs.map { ("{log=\"\($0)\"}", "\(logEpochs[$0]?.state.number ?? 0)") }
+        )
+        family(
+            "auditd_collector_log_epoch_age_seconds",
+            "gauge",
+            "Per format version 2 log seen recently: seconds since its current epoch began (the sealing time of its "
+                + "latest epoch record or genesis, the device's clock).",
+            epochLogs.map { log in
+                let began = logEpochs[log]?.state.startsAt.millisecondsSinceEpoch ?? wallTime.millisecondsSinceEpoch
+                let (age, overflow) = wallTime.millisecondsSinceEpoch.subtractingReportingOverflow(began)
+                return ("{log=\"\(log)\"}", Self.number(overflow ? 0 : Double(age) / 1000))
+            }
+        )
+        family(
+            "auditd_collector_log_epoch_stale",
+            "gauge",
+            "Per format version 2 log seen recently: 1 when it is not closed and its current epoch began more than two "
+                + "epoch lengths ago (its agent sends, but its epochs stopped ending), else 0.",
+            epochLogs.map { ("{log=\"\($0)\"}", logEpochs[$0]?.isStale(at: wallTime) == true ? "1" : "0") }
         )
         family(
             "auditd_collector_tracked_logs",

@@ -1,6 +1,6 @@
 public import AuditServerKit
 public import AuditWire
-import AuditChain
+public import AuditChain
 import Synchronization
 
 /// What this collector process did since it started, for Prometheus (`GET /metrics` on the metrics listener;
@@ -39,6 +39,10 @@ public final class CollectorMetrics: Sendable {
         public var verifyDurationSum = 0.0
         /// Per-log lag (entries) and head age (seconds), by hex log id.
         public var logs: [String: (lag: UInt64, headAgeSeconds: Double)] = [:]
+        /// Per format version 2 log: its epochs as last read, by hex log id.
+        public var logEpochs: [String: LogStatus.Epoch] = [:]
+        /// The wall time of the snapshot (what the epochs' age and staleness are judged at).
+        public var wallTime = AuditTimestamp(millisecondsSinceEpoch: 0)
         /// Logs whose series were dropped to stay within the cap.
         public var logsEvicted = 0
         /// Connection statistics, by listener name.
@@ -116,6 +120,18 @@ public final class CollectorMetrics: Sendable {
         }
     }
 
+    /// Whether the log's epoch must be read from the database after a batch that stored `stored` (serialized
+    /// entries): see ``LogLagTable/wantsEpoch(log:storedKinds:)``.
+    public func wantsEpoch(logId: [UInt8], stored: [[UInt8]]) -> Bool {
+        let kinds = stored.compactMap { bytes in bytes.count > 5 ? RecordKind(rawValue: bytes[5]) : nil }
+        return state.withLock { $0.logs.wantsEpoch(log: Hex.encode(logId), storedKinds: kinds) }
+    }
+
+    /// Keeps a log's epochs as read from the database, for its per-log epoch series.
+    public func observed(epoch: LogStatus.Epoch?, logId: [UInt8]) {
+        state.withLock { $0.logs.setEpoch(log: Hex.encode(logId), epoch) }
+    }
+
     /// Records a batch whose storage failed, after `duration`.
     public func ingestFailed(duration: Duration) {
         state.withLock { Self.observe(duration, &$0.snapshot) }
@@ -125,7 +141,8 @@ public final class CollectorMetrics: Sendable {
     public func snapshot(
         connections: [String: ConnectionTable.Stats] = [:],
         draining: Bool = false,
-        at now: ContinuousClock.Instant = .now
+        at now: ContinuousClock.Instant = .now,
+        wallTime: AuditTimestamp = .now()
     ) -> Snapshot {
         state.withLock { state in
             state.logs.expire(at: now)
@@ -133,6 +150,8 @@ public final class CollectorMetrics: Sendable {
             snapshot.logs = state.logs.entries.mapValues { entry in
                 (entry.lag, Self.seconds(now - entry.headMoved))
             }
+            snapshot.logEpochs = state.logs.entries.compactMapValues(\.epoch)
+            snapshot.wallTime = wallTime
             snapshot.logsEvicted = state.logs.evicted
             snapshot.connections = connections
             snapshot.draining = draining

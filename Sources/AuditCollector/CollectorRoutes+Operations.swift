@@ -6,6 +6,19 @@ import Logging
 import NIOCore
 
 extension CollectorRoutes {
+    /// Reads the log's epochs for its per-log series when the batch may have moved them (rare: the first batch of a
+    /// log this replica keeps, and batches that store an epoch, close or crash recovery record).
+    func refreshEpoch(_ batch: SyncBatch, _ response: SyncResponse) async {
+        let accepted = Set(response.results.filter { $0.status == .accepted }.map(\.seq))
+        let stored = batch.entries.filter { accepted.contains($0.seq) }.map(\.bytes)
+        guard metrics.wantsEpoch(logId: batch.logId, stored: stored) else { return }
+        do {
+            metrics.observed(epoch: try await collector.store.epochStatus(logId: batch.logId), logId: batch.logId)
+        } catch {
+            logger.warning("reading a log's epochs for the metrics failed", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// Counts a processed batch and logs it at debug level (counts only: never entry contents).
     func recordIngest(_ batch: SyncBatch, _ response: SyncResponse, duration: Duration, verifyDuration: Duration?) {
         let head = response.receipt?.seq ?? response.treeReceipt?.seq

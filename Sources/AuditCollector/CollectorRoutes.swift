@@ -78,6 +78,7 @@ struct CollectorRoutes: Sendable {
         do {
             let (response, checkpoint, incidentsNotKept, verifyDuration) = try await collector.ingestReporting(batch)
             recordIngest(batch, response, duration: .now - started, verifyDuration: verifyDuration)
+            await refreshEpoch(batch, response)
             if incidentsNotKept > 0 {
                 logger.warning(
                     "incidents not kept as evidence: the log holds the most the collector keeps",

@@ -42,6 +42,14 @@ extension CollectorStore {
         return LogStatus.Epoch(state: state, closed: closed)
     }
 
+    /// Where a log's epochs stand up to its contiguous head (``epochStatus(_:logId:head:)``): nil for a version 1
+    /// log or one with nothing held.
+    public func epochStatus(logId: [UInt8]) async throws -> LogStatus.Epoch? {
+        try await database.read { db in
+            try Self.epochStatus(db, logId: logId, head: try Self.head(db, logId: logId)?.seq)
+        }
+    }
+
     /// Format version 2: the entry at `seq` and, when it carries no signature of its own, the held entries after it
     /// up to the first one that does (docs/FORMAT.md section 13.1): what a proof file carries so that the entry can be
     /// checked alone (docs/PROOFS.md). Just the entry when it is signed, or when the run is not held whole.

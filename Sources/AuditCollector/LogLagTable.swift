@@ -1,3 +1,5 @@
+import AuditChain
+
 /// How far behind each log's contiguous head is, as this replica saw it in the batches it processed; pure (the
 /// caller gives the time), bounded in the logs it keeps.
 ///
@@ -14,6 +16,11 @@ struct LogLagTable: Sendable {
         var head: UInt64?
         var lastSeen: ContinuousClock.Instant
         var headMoved: ContinuousClock.Instant
+        /// A format version 2 log's epochs as this replica last read them from the database (nil: version 1, or
+        /// not read yet: see ``epochRead``).
+        var epoch: LogStatus.Epoch?
+        /// Whether ``epoch`` was read since this replica began keeping the log.
+        var epochRead = false
 
         /// Seqs above the head up to the highest held one.
         var lag: UInt64 {
@@ -54,6 +61,23 @@ struct LogLagTable: Sendable {
             entry.headMoved = now
         }
         entries[log] = entry
+    }
+
+    /// Whether the log's epoch must be read (again) after a batch of it that stored entries of `storedKinds`: this
+    /// replica has not read it since it began keeping the log, or the batch stored a record that moves it (genesis,
+    /// epoch, close, crash recovery), or any entry after a close (a new run). False for a log not kept.
+    func wantsEpoch(log: String, storedKinds: [RecordKind]) -> Bool {
+        guard let entry = entries[log] else { return false }
+        guard entry.epochRead else { return true }
+        let moving: Set<RecordKind> = [.genesis, .epoch, .close, .crashRecovery]
+        return storedKinds.contains { moving.contains($0) } || (entry.epoch?.closed == true && !storedKinds.isEmpty)
+    }
+
+    /// Keeps the log's epoch as read from the database (nothing for a log not kept).
+    mutating func setEpoch(log: String, _ epoch: LogStatus.Epoch?) {
+        guard entries[log] != nil else { return }
+        entries[log]?.epoch = epoch
+        entries[log]?.epochRead = true
     }
 
     /// Forgets the logs not seen within ``window``.

@@ -2,6 +2,7 @@ import AuditChain
 import AuditCollector
 import AuditServerKit
 import AuditWire
+import Crypto
 import Foundation
 import Testing
 import TestKit
@@ -233,6 +234,113 @@ import TestKit
             try Exposition(parsing: metrics.snapshot(at: start + .seconds(700)).text)["auditd_collector_tracked_logs"]
                 == 0
         )
+    }
+
+    @Test func perLogEpochSeriesFollowTheEpochsHeldUpToTheHead() async throws {
+        let directory = CollectorTempDir()
+        var operations = CollectorOperations()
+        operations.metrics = .init(host: "127.0.0.1", port: 0)
+        // A version 2 log whose genesis was sealed two hours ago, with 10 min epochs: stale until its next epoch.
+        let logId = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        let dataKey = DataKey.generate()
+        let began = AuditTimestamp(millisecondsSinceEpoch: AuditTimestamp.now().millisecondsSinceEpoch - 7_200_000)
+        var (sealer, genesis) = ChainSealer.genesis(
+            logId: logId,
+            deviceId: "device-v2",
+            signingKey: .generate(),
+            dataKey: dataKey,
+            time: began,
+            epochSeconds: 600
+        )
+        let events = try sealer.seal(
+            [(CollectorChain.event(1), [UInt8](repeating: 1, count: 12))],
+            time: began,
+            parallelism: 1
+        )
+        let next = SigningKey.generate()
+        let epochRecord = sealer.endEpoch(
+            SystemRecord.Epoch(
+                epoch: 1,
+                newSigningPublicKey: Array(next.publicKey.rawRepresentation),
+                newDataKeyId: dataKey.id,
+                epochSeconds: 600,
+                reason: "scheduled"
+            ),
+            signingKey: next,
+            dataKey: dataKey,
+            time: .now()
+        )
+        func batch(_ id: String, _ entries: [SealedEntry]) -> SyncBatch {
+            SyncBatch(
+                logId: logId,
+                batchId: id,
+                entries: entries.map { SyncEntry(seq: $0.header.seq, bytes: $0.serialized) },
+                checkpoint: nil
+            )
+        }
+        var v1 = CollectorChain()
+        v1.appendEvents(2)
+        try await withOperatedCollector(directory, token: "t0ken", operations: operations) { api, metrics, _ in
+            let metrics = try #require(metrics)
+            func scrape() async throws -> Exposition {
+                try Exposition(parsing: String(decoding: try await metrics.send("GET", "/metrics").body, as: UTF8.self))
+            }
+            let log = Hex.encode(logId)
+            #expect(try await api.post(batch("v2-1", [genesis] + events)).response?.summary.count == 2)
+            #expect(try await api.post(v1.batch([0, 1, 2])).response?.summary.count == 3)
+            var exposition = try await scrape()
+            #expect(exposition["auditd_collector_log_epoch{log=\"\(log)\"}"] == 0)
+            #expect(exposition["auditd_collector_log_epoch_stale{log=\"\(log)\"}"] == 1)
+            #expect((exposition["auditd_collector_log_epoch_age_seconds{log=\"\(log)\"}"] ?? 0) >= 7_200)
+            // A version 1 log has no epoch series.
+            #expect(exposition["auditd_collector_log_epoch{log=\"\(Hex.encode(v1.logId))\"}"] == nil)
+            #expect(exposition.types["auditd_collector_log_epoch_stale"] == "gauge")
+
+            // The epoch record arrives: the log is fresh again, in epoch 1.
+            #expect(try await api.post(batch("v2-2", [epochRecord])).response?.summary == ["2:accepted:200"])
+            exposition = try await scrape()
+            #expect(exposition["auditd_collector_log_epoch{log=\"\(log)\"}"] == 1)
+            #expect(exposition["auditd_collector_log_epoch_stale{log=\"\(log)\"}"] == 0)
+            #expect((exposition["auditd_collector_log_epoch_age_seconds{log=\"\(log)\"}"] ?? 7_200) < 7_200)
+        }
+    }
+
+    @Test func aReplicaReadsALogsEpochOnceAndAgainOnlyWhenABatchMovesIt() {
+        let metrics = CollectorMetrics()
+        let log: [UInt8] = Array(repeating: 7, count: 16)
+        func entry(_ kind: RecordKind) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: FormatConstants.headerSize)
+            bytes[5] = kind.rawValue
+            return bytes
+        }
+        // Not kept yet (no batch recorded): nothing to read.
+        #expect(!metrics.wantsEpoch(logId: log, stored: [entry(.event)]))
+        metrics.ingested(logId: log, results: [SyncEntryResult(seq: 0, status: .accepted)], head: 0, duration: .zero)
+        #expect(metrics.wantsEpoch(logId: log, stored: []))
+        let state = ChainRules.EpochState(
+            number: 3,
+            startsAt: AuditTimestamp(millisecondsSinceEpoch: 1_000),
+            epochSeconds: 600,
+            recordSeq: 9
+        )
+        metrics.observed(epoch: LogStatus.Epoch(state: state, closed: false), logId: log)
+        #expect(!metrics.wantsEpoch(logId: log, stored: [entry(.event), entry(.checkpoint)]))
+        for kind in [RecordKind.genesis, .epoch, .close, .crashRecovery] {
+            #expect(metrics.wantsEpoch(logId: log, stored: [entry(.event), entry(kind)]))
+        }
+        // Closed: the next stored entry is a new run's.
+        metrics.observed(epoch: LogStatus.Epoch(state: state, closed: true), logId: log)
+        #expect(metrics.wantsEpoch(logId: log, stored: [entry(.event)]))
+        #expect(!metrics.wantsEpoch(logId: log, stored: []))
+        // A version 1 log: read once, nil, and not again for events.
+        let v1: [UInt8] = Array(repeating: 8, count: 16)
+        metrics.ingested(logId: v1, results: [SyncEntryResult(seq: 0, status: .accepted)], head: 0, duration: .zero)
+        metrics.observed(epoch: nil, logId: v1)
+        #expect(!metrics.wantsEpoch(logId: v1, stored: [entry(.event)]))
+        let snapshot = metrics.snapshot(wallTime: AuditTimestamp(millisecondsSinceEpoch: 1_201_001))
+        #expect(snapshot.logEpochs.count == 1)
+        #expect(snapshot.text.contains("auditd_collector_log_epoch_stale{log=\"\(Hex.encode(log))\"} 0\n"))
+        #expect(snapshot.text.contains("auditd_collector_log_epoch_age_seconds{log=\"\(Hex.encode(log))\"} 1200.001\n"))
     }
 
     @Test func rejectionsAreClassedByCodeAndReason() {
