@@ -42,7 +42,10 @@ import TestKit
     @Test("a version 1 and a version 2 agent deliver to one collector; both copies verify")
     func bothVersionsDeliver() async throws {
         let dir = try AgentTempDir()
-        let collector = Collector(store: try CollectorStore(path: dir.file("collector.sqlite")), receiptKey: .generate())
+        let collector = Collector(
+            store: try CollectorStore(path: dir.file("collector.sqlite")),
+            receiptKey: .generate()
+        )
         let server = CollectorServer(
             collector: collector,
             host: "127.0.0.1",
