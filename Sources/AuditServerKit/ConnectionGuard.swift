@@ -183,7 +183,7 @@ public final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandle
             table.release(context.channel)
         }
         context.flush()
-        guard table.beginClosing() else {
+        guard table.beginClosing(parent: context.channel.parent) else {
             context.close(promise: nil)
             return
         }
