@@ -7,8 +7,8 @@ import Foundation
 /// log (no query per log), the lists of one log's page, and what an incident's evidence bundle holds. Each runs in
 /// one read transaction.
 extension CollectorStore {
-    /// One row of facts per log the collector holds entries or incidents of; `only` restricts it to one log, whose
-    /// row then leaves ``FleetLog/held`` 0 (the head endpoint's status counts it). Device ids are not read here
+    /// One row of facts per log the collector holds entries or incidents of; `only` restricts it to one log. The
+    /// rows leave ``FleetLog/held`` nil (the head endpoint's status counts it, for the log's page). Device ids are not read here
     /// (``deviceIds(_:)`` reads them for the rows a page shows).
     public func fleet(only logId: [UInt8]? = nil) async throws -> [FleetLog] {
         try await database.read { db in
@@ -21,15 +21,18 @@ extension CollectorStore {
                 try body(&log)
                 logs[id] = log
             }
-            // The highest seq, the count and when the highest entry was stored, from the (logId, seq) index and
-            // one lookup per log. For one log, only its highest entry: counting a log of a million entries costs
-            // what the head endpoint's count (LogStatus.held) already costs the log's page, which takes it there.
+            // The highest seq and when it was stored: two seeks in the (logId, seq) index per log, over the logs
+            // the keys table names (a log's entries are stored only under keys its genesis or rotations gave), not
+            // a scan of every entry. The count of entries held is not read here: counting costs a scan of each
+            // log's entries (a fleet with a log of a million entries spent most of the page's time on it); the log's
+            // page counts it (the head endpoint's LogStatus.held).
             let held = try db.rows(
                 logId == nil
                     ? """
-                    SELECT m.logId AS logId, m.held AS held, m.highest AS highest, e.receivedAt AS receivedAt
-                    FROM (SELECT logId, COUNT(*) AS held, MAX(seq) AS highest FROM entries GROUP BY logId) AS m
-                    JOIN entries AS e ON e.logId = m.logId AND e.seq = m.highest
+                    SELECT k.logId AS logId, e.seq AS highest, e.receivedAt AS receivedAt
+                    FROM (SELECT DISTINCT logId FROM keys) AS k
+                    JOIN entries AS e ON e.logId = k.logId
+                        AND e.seq = (SELECT MAX(seq) FROM entries WHERE logId = k.logId)
                     """
                     : """
                     SELECT logId, seq AS highest, receivedAt FROM entries WHERE logId = ? ORDER BY seq DESC LIMIT 1
@@ -38,7 +41,6 @@ extension CollectorStore {
             )
             for row in held {
                 try update(row) { log in
-                    if logId == nil { log.held = try row.unsigned("held") }
                     log.highestSeq = try row.unsigned("highest")
                     log.lastIngest = AuditTimestamp(millisecondsSinceEpoch: try row.integer("receivedAt"))
                 }

@@ -11,8 +11,9 @@ public struct FleetLog: Sendable, Hashable {
     public var headSeq: UInt64?
     /// Leaves in the collector's Merkle tree of the log (the size of its checkpoint).
     public var treeSize: UInt64
-    /// Entries held.
-    public var held: UInt64
+    /// Entries held; nil when not counted (the fleet page does not count them: a scan of every entry; the log's
+    /// page does).
+    public var held: UInt64?
     /// The highest seq held.
     public var highestSeq: UInt64?
     /// When the collector last stored an entry of the log.
@@ -40,7 +41,7 @@ public struct FleetLog: Sendable, Hashable {
         deviceId: String? = nil,
         headSeq: UInt64? = nil,
         treeSize: UInt64 = 0,
-        held: UInt64 = 0,
+        held: UInt64? = nil,
         highestSeq: UInt64? = nil,
         lastIngest: AuditTimestamp? = nil,
         deviceCheckpointSeq: UInt64? = nil,
@@ -104,7 +105,7 @@ public struct FleetLog: Sendable, Hashable {
             "deviceId": deviceId.map { .string($0) } ?? .null,
             "headSeq": number(headSeq),
             "treeSize": .unsigned(treeSize),
-            "held": .unsigned(held),
+            "held": number(held),
             "highestSeq": number(highestSeq),
             "lastIngest": time(lastIngest),
             "lag": .unsigned(lag),

@@ -19,7 +19,8 @@ import TestKit
             #expect(fleet.count == 3)
             let bridged = try #require(fleet[Hex.encode(fixture.bridged.logId)])
             #expect(bridged.headSeq == 5)
-            #expect(bridged.held == 4)
+            // Not counted on the fleet page (a scan of every entry); the log's page counts.
+            #expect(bridged.held == nil)
             #expect(bridged.highestSeq == 5)
             #expect(bridged.treeSize == 4)
             #expect(bridged.removalRecords == 1)
@@ -32,9 +33,7 @@ import TestKit
             let forked = try #require(fleet[Hex.encode(fixture.forked.logId)])
             #expect(forked.forks == 1)
             #expect(forked.health == .incident)
-            var alone = gapped
-            alone.held = 0
-            #expect(try await store.fleet(only: fixture.gapped.logId) == [alone])
+            #expect(try await store.fleet(only: fixture.gapped.logId) == [gapped])
 
             let ids = try await store.deviceIds(fleet.keys.sorted() + ["not hex"])
             #expect(ids[Hex.encode(fixture.bridged.logId)] == UIFleetFixture.hostileDeviceId)
