@@ -54,12 +54,21 @@ extension CollectorRoutes {
         return answer(request, reader, json: page.json) { ui.renderer.html(page, signedIn: $0) }
     }
 
-    /// `GET /ui/proof[.json]?log=…&seq=…&from=…&to=…`: the read API's proof answers, or why there are none.
+    /// `GET /ui/proof[.json]?log=…&seq=…&from=…&to=…`: the read API's proof answers, or why there are none. `log` is
+    /// a log id (32 hex digits) or a device id, which names the log whose genesis states it (when several do, the
+    /// page lists them and asks for the log id).
     func proofPage(_ request: Request, _ reader: UIReader) async throws -> Response {
-        let asked = ProofPage.Request(parameters: Self.parameters(request))
-        let logId = Self.logId(asked.log[...])
+        var asked = ProofPage.Request(parameters: Self.parameters(request))
+        let resolved = try await resolveLog(asked.log)
+        if case .success(let logId) = resolved, Hex.encode(logId) != asked.log.lowercased() {
+            asked.resolvedLog = Hex.encode(logId)
+        }
         func run(_ body: ([UInt8]) async throws -> JSONValue) async -> ProofPage.Outcome {
-            guard let logId else { return .failed("The log id must be 32 hex digits.") }
+            let logId: [UInt8]
+            switch resolved {
+            case .success(let found): logId = found
+            case .failure(let refusal): return .failed(refusal.message)
+            }
             do {
                 return .answer(try await body(logId))
             } catch let error as TreeReadError {
@@ -92,6 +101,37 @@ extension CollectorRoutes {
         }
         let page = ProofPage(request: asked, inclusion: inclusion, consistency: consistency)
         return answer(request, reader, json: page.json) { ui.renderer.html(page, signedIn: $0) }
+    }
+
+    /// Why the proof page cannot name one log.
+    struct LogRefusal: Error {
+        var message: String
+    }
+
+    /// The log the proof page's `log` field names: a log id the collector holds, else the one log whose genesis
+    /// names that device id.
+    func resolveLog(_ given: String) async throws -> Result<[UInt8], LogRefusal> {
+        if let logId = Self.logId(given[...]), try await collector.store.status(logId: logId) != nil {
+            return .success(logId)
+        }
+        guard !given.isEmpty, given.utf8.count <= 256 else {
+            return .failure(LogRefusal(message: "Give a log id (32 hex digits) or a device id."))
+        }
+        let found = try await collector.store.logIds(deviceId: given, limit: 10)
+        switch found.count {
+        case 0:
+            return .failure(LogRefusal(message: "The collector holds no log of that id, nor of a device of that id."))
+        case 1:
+            return .success(found[0])
+        default:
+            let listed = found.map(Hex.encode).joined(separator: ", ")
+            return .failure(
+                LogRefusal(
+                    message: "That device has several logs (re-initialized): give one log id of \(listed)"
+                        + (found.count >= 10 ? ", …" : "") + "."
+                )
+            )
+        }
     }
 
     /// `GET /ui/logs/{logId}/proof.tlog-proof?seq=N`: the entry's inclusion proof as a c2sp.org/tlog-proof@v1 file

@@ -107,6 +107,23 @@ extension CollectorStore {
         }
     }
 
+    /// The logs whose genesis names `deviceId` (a device re-initialized has several), at most `limit`, by log id: one
+    /// seek per log the keys table names and the genesis parsed, no scan of the entries.
+    public func logIds(deviceId: String, limit: Int) async throws -> [[UInt8]] {
+        try await database.read { db in
+            var found: [[UInt8]] = []
+            for row in try db.rows("SELECT DISTINCT logId FROM keys ORDER BY logId", []) {
+                let logId = try row.blob("logId")
+                guard let bytes = try db.blob("SELECT bytes FROM entries WHERE logId = ? AND seq = 0", [.blob(logId)]),
+                    GenesisFacts.deviceId(bytes) == deviceId
+                else { continue }
+                found.append(logId)
+                if found.count >= limit { break }
+            }
+            return found
+        }
+    }
+
     /// The latest `limit` entries held of a log, newest first.
     public func latestEntries(logId: [UInt8], limit: Int) async throws -> [LogPage.Entry] {
         try await database.read { db in

@@ -22,6 +22,7 @@ extension ProofPage {
         var nav = Nav(current: .proof)
         var refresh = false
         var log: String
+        var resolvedLog: String?
         var seq: String
         var from: String
         var to: String
@@ -40,6 +41,7 @@ extension ProofPage {
         func number(_ value: JSONValue?) -> String { value?.integerValue.map(String.init) ?? "?" }
         var view = View(
             log: request.log,
+            resolvedLog: request.resolvedLog.isEmpty ? nil : request.resolvedLog,
             seq: request.seq,
             from: request.from,
             to: request.to,

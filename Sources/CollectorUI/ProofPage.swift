@@ -14,6 +14,8 @@ public struct ProofPage: Sendable {
         public var from = ""
         /// The newer tree size (empty: the tree's current size).
         public var to = ""
+        /// The log id a device id in ``log`` named (empty when ``log`` is the log id itself).
+        public var resolvedLog = ""
 
         /// An empty request.
         public init() {}
@@ -66,6 +68,7 @@ public struct ProofPage: Sendable {
             "request": .object([
                 "log": .string(request.log), "seq": .string(request.seq), "from": .string(request.from),
                 "to": .string(request.to),
+                "resolvedLog": request.resolvedLog.isEmpty ? .null : .string(request.resolvedLog),
             ]),
             "inclusion": outcome(inclusion, download: downloadPath),
             "consistency": outcome(consistency, download: nil),

@@ -138,7 +138,7 @@ enum Templates {
         <h1>Proofs</h1>
         <form method="get" action="/ui/proof" class="proof">
         <fieldset><legend>Inclusion of one entry</legend>
-        <label>Log id <input name="log" value="{{log}}" required pattern="[0-9a-fA-F]{32}" size="34"></label>
+        <label>Log id or device id <input name="log" value="{{log}}" required maxlength="256" size="34"></label>
         <label>Seq <input name="seq" value="{{seq}}" inputmode="numeric"></label>
         </fieldset>
         <fieldset><legend>Consistency between two tree sizes</legend>
@@ -147,6 +147,7 @@ enum Templates {
         </fieldset>
         <button type="submit">Prove</button>
         </form>
+        {{#resolvedLog}}<p id="resolved-log">The log of device <q>{{log}}</q>: <code>{{.}}</code></p>{{/resolvedLog}}
         {{#inclusionError}}<p class="error" role="alert" id="inclusion-error">{{.}}</p>{{/inclusionError}}
         {{#inclusion}}<section aria-labelledby="inclusion-title" id="inclusion">
         <h2 id="inclusion-title">Entry {{seq}} is leaf {{leafIndex}} of a tree of {{treeSize}}</h2>

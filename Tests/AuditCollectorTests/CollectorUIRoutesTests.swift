@@ -125,6 +125,32 @@ import TransparencyLog
         }
     }
 
+    @Test func theProofPageFindsALogByItsDeviceId() async throws {
+        try await CollectorUIServer.run(publicRead: true) { client, _, fixture in
+            let log = Hex.encode(fixture.gapped.logId)
+            // The device id in place of the log id: the log whose genesis names it.
+            let byDevice = try Self.json(try await client.get("/ui/proof.json?log=gapped-device&seq=1")).objectValue
+            #expect(byDevice?["request"]?.objectValue?["resolvedLog"] == .string(log))
+            let inclusion = byDevice?["inclusion"]?.objectValue
+            #expect(
+                inclusion?["download"] == .string("/ui/logs/\(log)/proof.tlog-proof?seq=1"),
+                "\(String(describing: byDevice))"
+            )
+            let html = try await client.get("/ui/proof?log=gapped-device&seq=1").text
+            #expect(html.contains("id=\"resolved-log\"") && html.contains(log))
+            // The hostile device id is found too, and echoed as text only.
+            let hostile = UIFleetFixture.hostileDeviceId.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let page = try await client.get("/ui/proof?log=\(hostile)&seq=1").text
+            #expect(page.contains(Hex.encode(fixture.bridged.logId)) && !page.contains("<script>"))
+            // A log id is used as given; an unknown device id is said, not guessed.
+            let byLog = try Self.json(try await client.get("/ui/proof.json?log=\(log)&seq=1")).objectValue
+            #expect(byLog?["request"]?.objectValue?["resolvedLog"] == .null)
+            let unknown = try Self.json(try await client.get("/ui/proof.json?log=no-such-device&seq=1")).objectValue
+            let error = unknown?["inclusion"]?.objectValue?["error"]?.stringValue ?? ""
+            #expect(error.contains("no log of that id, nor of a device of that id"), "\(error)")
+        }
+    }
+
     @Test func anIncidentsEvidenceIsABundleOfBothEntries() async throws {
         try await CollectorUIServer.run(publicRead: true) { client, _, fixture in
             let log = Hex.encode(fixture.forked.logId)
