@@ -4,17 +4,21 @@ extension CollectorStore {
     /// Where a format version 2 log's epochs stand as far as the collector holds it (docs/FORMAT.md, section 13):
     /// the latest genesis or epoch record at or below `head`, and whether the entry at `head` is a close record;
     /// nil for a version 1 log, or before its genesis is held.
+    ///
+    /// The latest epoch record is where the key of the epoch before it stops signing: its seq is the highest
+    /// `untilSeq` of the log's keys (``ChainRules/rotation(at:signer:next:)``; the genesis, seq 0, when no key
+    /// stopped yet), so it is found with the keys table's few rows and one seek, not a scan of the entries. In a
+    /// version 1 log that seq is a key rotation, and the answer nil.
     static func epochStatus(_ db: any SQLSession, logId: [UInt8], head: UInt64?) throws -> LogStatus.Epoch? {
         guard let head else { return nil }
         let log = SQLValue.blob(logId)
+        let until = try db.row(
+            "SELECT MAX(untilSeq) AS seq FROM keys WHERE logId = ? AND untilSeq <= ?",
+            [log, .integer(Int64(clamping: head))]
+        )
+        let recordSeq = try until?.optionalInteger("seq") ?? 0
         guard
-            let row = try db.row(
-                "SELECT bytes FROM entries WHERE logId = ? AND seq <= ? AND kind IN (?, ?) ORDER BY seq DESC LIMIT 1",
-                [
-                    log, .integer(Int64(clamping: head)), .integer(Int64(RecordKind.genesis.rawValue)),
-                    .integer(Int64(RecordKind.epoch.rawValue)),
-                ]
-            ),
+            let row = try db.row("SELECT bytes FROM entries WHERE logId = ? AND seq = ?", [log, .integer(recordSeq)]),
             let entry = try? SealedEntry(serialized: try row.blob("bytes")),
             entry.header.version == FormatConstants.version2,
             let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload)
