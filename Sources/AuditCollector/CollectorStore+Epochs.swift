@@ -1,35 +1,18 @@
 import AuditChain
 
 extension CollectorStore {
-    /// Where a format version 2 log's epochs stand as far as the collector holds it (docs/FORMAT.md, section 13):
-    /// the latest genesis or epoch record at or below `head`, and whether the entry at `head` is a close record;
-    /// nil for a version 1 log, or before its genesis is held.
-    ///
-    /// The latest epoch record is where the key of the epoch before it stops signing: its seq is the highest
-    /// `untilSeq` of the log's keys (``ChainRules/rotation(at:signer:next:)``; the genesis, seq 0, when no key
-    /// stopped yet), so it is found with the keys table's few rows and one seek, not a scan of the entries. In a
-    /// version 1 log that seq is a key rotation, and the answer nil.
-    static func epochStatus(_ db: any SQLSession, logId: [UInt8], head: UInt64?) throws -> LogStatus.Epoch? {
-        guard let head else { return nil }
-        let log = SQLValue.blob(logId)
-        let until = try db.row(
-            "SELECT MAX(untilSeq) AS seq FROM keys WHERE logId = ? AND untilSeq <= ?",
-            [log, .integer(Int64(clamping: head))]
-        )
-        let recordSeq = try until?.optionalInteger("seq") ?? 0
-        guard
-            let row = try db.row("SELECT bytes FROM entries WHERE logId = ? AND seq = ?", [log, .integer(recordSeq)]),
-            let entry = try? SealedEntry(serialized: try row.blob("bytes")),
-            entry.header.version == FormatConstants.version2,
+    /// The epoch a format version 2 genesis or epoch record begins, from its bytes; nil for any other entry (a
+    /// version 1 genesis or key rotation among them).
+    static func epochState(record bytes: [UInt8]) -> ChainRules.EpochState? {
+        guard let entry = try? SealedEntry(serialized: bytes), entry.header.version == FormatConstants.version2,
             let record = try? SystemRecord(kind: entry.header.kind, payload: entry.payload)
         else { return nil }
-        let state: ChainRules.EpochState
         switch record {
         case .genesis(let genesis):
             guard let seconds = genesis.epochSeconds else { return nil }
-            state = ChainRules.EpochState(number: 0, startsAt: entry.header.time, epochSeconds: seconds, recordSeq: 0)
+            return ChainRules.EpochState(number: 0, startsAt: entry.header.time, epochSeconds: seconds, recordSeq: 0)
         case .epoch(let epoch):
-            state = ChainRules.EpochState(
+            return ChainRules.EpochState(
                 number: epoch.epoch,
                 startsAt: entry.header.time,
                 epochSeconds: epoch.epochSeconds,
@@ -38,20 +21,45 @@ extension CollectorStore {
         default:
             return nil
         }
-        let last = try db.row(
-            "SELECT kind FROM entries WHERE logId = ? AND seq = ?",
-            [log, .integer(Int64(clamping: head))]
-        )
-        let closed = try last.map { try $0.integer("kind") == Int64(RecordKind.close.rawValue) } ?? false
-        return LogStatus.Epoch(state: state, closed: closed)
     }
 
-    /// Where a log's epochs stand up to its contiguous head (``epochStatus(_:logId:head:)``): nil for a version 1
-    /// log or one with nothing held.
-    public func epochStatus(logId: [UInt8]) async throws -> LogStatus.Epoch? {
-        try await database.read { db in
-            try Self.epochStatus(db, logId: logId, head: try Self.head(db, logId: logId)?.seq)
+    /// Where the epochs of every format version 2 log (or of `only`) stand as far as the collector holds it
+    /// (docs/FORMAT.md, section 13), in one query: the latest genesis or epoch record at or below its contiguous
+    /// head, and whether the entry at the head is a close record. Version 1 logs, and logs whose genesis is not held,
+    /// are left out.
+    ///
+    /// The latest epoch record is where the key of the epoch before it stops signing: its seq is the highest
+    /// `untilSeq` of the log's keys up to the head (``ChainRules/rotation(at:signer:next:)``; the genesis, seq 0,
+    /// when no key stopped yet), so it is found with the keys table's few rows and one seek per log, not a scan of
+    /// the entries. In a version 1 log that seq is a key rotation (or its genesis), which begins no epoch.
+    static func epochStatuses(_ db: any SQLSession, only logId: [UInt8]?) throws -> [[UInt8]: LogStatus.Epoch] {
+        let rows = try db.rows(
+            """
+            SELECT k.logId AS logId, e.bytes AS record, t.kind AS headKind
+            FROM (
+                SELECT keys.logId AS logId, COALESCE(MAX(keys.untilSeq), 0) AS recordSeq, heads.seq AS headSeq
+                FROM keys JOIN heads ON heads.logId = keys.logId
+                WHERE (keys.untilSeq IS NULL OR keys.untilSeq <= heads.seq)\(logId == nil ? "" : " AND keys.logId = ?")
+                GROUP BY keys.logId, heads.seq
+            ) AS k
+            JOIN entries AS e ON e.logId = k.logId AND e.seq = k.recordSeq
+            JOIN entries AS t ON t.logId = k.logId AND t.seq = k.headSeq
+            """,
+            logId.map { [.blob($0)] } ?? []
+        )
+        var statuses: [[UInt8]: LogStatus.Epoch] = [:]
+        for row in rows {
+            guard let state = epochState(record: try row.blob("record")) else { continue }
+            let closed = try row.integer("headKind") == Int64(RecordKind.close.rawValue)
+            statuses[try row.blob("logId")] = LogStatus.Epoch(state: state, closed: closed)
         }
+        return statuses
+    }
+
+    /// Where a log's epochs stand up to its contiguous head (``epochStatuses(_:only:)``): nil for a version 1 log or
+    /// one whose genesis is not held.
+    public func epochStatus(logId: [UInt8]) async throws -> LogStatus.Epoch? {
+        try await database.read { db in try Self.epochStatuses(db, only: logId)[logId] }
     }
 
     /// Format version 2: the entry at `seq` and, when it carries no signature of its own, the held entries after it

@@ -88,6 +88,12 @@ extension CollectorStore {
             ) {
                 try known(row) { $0.witnessedSize = try row.unsigned("size") }
             }
+            let now = AuditTimestamp.now()
+            for (id, epoch) in try Self.epochStatuses(db, only: logId) where logs[id] != nil {
+                logs[id]?.epoch = epoch.state
+                logs[id]?.closed = epoch.closed
+                logs[id]?.epochStale = epoch.isStale(at: now)
+            }
             return logs.keys.sorted { $0.lexicographicallyPrecedes($1) }.compactMap { logs[$0] }
         }
     }

@@ -69,7 +69,7 @@ extension CollectorStore {
             )
             status.checkpointConflicts = try seqs(.checkpointConflict)
             status.incidentsNotKept = try Self.incidentsNotKept(db, logId: logId)
-            status.epoch = try Self.epochStatus(db, logId: logId, head: head?.seq)
+            status.epoch = try Self.epochStatuses(db, only: logId)[logId]
             if let kept = try db.row("SELECT checkpoint, receivedAt FROM checkpoints WHERE logId = ?", [log]),
                 let json = try? JSONValue(parsing: try kept.blob("checkpoint")),
                 let checkpoint = try? SignedCheckpoint(json: json)

@@ -34,6 +34,13 @@ public struct FleetLog: Sendable, Hashable {
     public var incidentsNotKept: UInt64
     /// The largest tree size of the log a witness cosigned for this collector; nil when none did.
     public var witnessedSize: UInt64?
+    /// Format version 2: the current epoch as held up to the head (docs/FORMAT.md section 13); nil for version 1.
+    public var epoch: ChainRules.EpochState? = nil
+    /// Format version 2: whether the entry at the head is a close record.
+    public var closed = false
+    /// Format version 2: not closed, and the current epoch began more than two epoch lengths before the page was
+    /// read (`ChainRules.openEnd`): the log's epochs stopped. Set by the store when it reads the row.
+    public var epochStale = false
 
     /// Creates a row's facts; the counts default to none.
     public init(
@@ -91,9 +98,15 @@ public struct FleetLog: Sendable, Hashable {
             .addingReportingOverflow(incidentsNotKept).partialValue
     }
 
-    /// The row's colour (``LogHealth/of(incidents:hasHead:unbridgedGap:lag:)``).
+    /// The row's colour (``LogHealth/of(incidents:hasHead:unbridgedGap:lag:epochStale:)``).
     public var health: LogHealth {
-        LogHealth.of(incidents: incidents, hasHead: headSeq != nil, unbridgedGap: unbridgedGap, lag: lag)
+        LogHealth.of(
+            incidents: incidents,
+            hasHead: headSeq != nil,
+            unbridgedGap: unbridgedGap,
+            lag: lag,
+            epochStale: epochStale
+        )
     }
 
     /// The row in the fleet page's JSON twin.
@@ -118,6 +131,11 @@ public struct FleetLog: Sendable, Hashable {
             "checkpointConflicts": .unsigned(checkpointConflicts),
             "incidentsNotKept": .unsigned(incidentsNotKept),
             "witnessedSize": number(witnessedSize),
+            "epoch": number(epoch?.number),
+            "epochStartedAt": time(epoch?.startsAt),
+            "epochSeconds": number(epoch?.epochSeconds),
+            "closed": .bool(closed),
+            "epochStale": .bool(epochStale),
             "health": .string(health.rawValue),
         ])
     }

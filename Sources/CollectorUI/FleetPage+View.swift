@@ -29,6 +29,7 @@ extension FleetPage {
         var gaps: String
         var incidents: String
         var witnessed: String
+        var epoch: String
         var health: String
         var colour: String
     }
@@ -68,7 +69,7 @@ extension FleetPage {
         let columns: [(String, FleetQuery.Sort?)] = [
             ("Health", .health), ("Log", .log), ("Device", nil), ("Head seq", .head), ("Tree size", .size),
             ("Last ingest", .ingest), ("Lag", .lag), ("Incidents", .incidents), ("Gaps", nil),
-            ("Last witness cosignature", nil),
+            ("Last witness cosignature", nil), ("Epoch", nil),
         ]
         var previous = query
         previous.page -= 1
@@ -93,6 +94,15 @@ extension FleetPage {
             nextHref: query.page < pageCount ? next.path : nil,
             jsonHref: UIPaths.json(query.path)
         )
+    }
+
+    /// The epoch cell: the current epoch's number and when it began (the age of the last epoch record), closed,
+    /// stale, or "version 1".
+    static func epochText(_ log: FleetLog) -> String {
+        guard let epoch = log.epoch else { return "version 1" }
+        let began = "\(epoch.number) since \(epoch.startsAt.rfc3339)"
+        if log.closed { return began + ", closed" }
+        return log.epochStale ? began + ", stale: no epoch record for two epoch lengths" : began
     }
 
     static func row(_ log: FleetLog) -> Row {
@@ -121,6 +131,7 @@ extension FleetPage {
             gaps: gaps,
             incidents: incidents.isEmpty ? "none" : incidents.joined(separator: ", "),
             witnessed: log.witnessedSize.map { "size \($0)" } ?? "none",
+            epoch: Self.epochText(log),
             health: log.health.rawValue,
             colour: log.health.colour
         )

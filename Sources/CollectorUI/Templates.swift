@@ -61,10 +61,10 @@ enum Templates {
         <td><span class="health {{colour}}">{{health}}</span></td>
         <th scope="row"><a href="{{logHref}}" title="{{logId}}"><code>{{logShort}}</code></a></th>
         <td class="device">{{deviceId}}</td><td>{{head}}</td><td>{{size}}</td><td>{{lastIngest}}</td><td>{{lag}}</td>
-        <td>{{incidents}}</td><td>{{gaps}}</td><td>{{witnessed}}</td>
+        <td>{{incidents}}</td><td>{{gaps}}</td><td>{{witnessed}}</td><td>{{epoch}}</td>
         </tr>
         {{/rows}}
-        {{#empty}}<tr><td colspan="10">No log matches.</td></tr>{{/empty}}
+        {{#empty}}<tr><td colspan="11">No log matches.</td></tr>{{/empty}}
         </tbody>
         </table>
         </div>

@@ -240,44 +240,10 @@ import TestKit
         let directory = CollectorTempDir()
         var operations = CollectorOperations()
         operations.metrics = .init(host: "127.0.0.1", port: 0)
-        // A version 2 log whose genesis was sealed two hours ago, with 10 min epochs: stale until its next epoch.
-        let logId = (0..<16).map { _ in UInt8.random(in: 0...255) }
-        let dataKey = DataKey.generate()
-        let began = AuditTimestamp(millisecondsSinceEpoch: AuditTimestamp.now().millisecondsSinceEpoch - 7_200_000)
-        var (sealer, genesis) = ChainSealer.genesis(
-            logId: logId,
-            deviceId: "device-v2",
-            signingKey: .generate(),
-            dataKey: dataKey,
-            time: began,
-            epochSeconds: 600
-        )
-        let events = try sealer.seal(
-            [(CollectorChain.event(1), [UInt8](repeating: 1, count: 12))],
-            time: began,
-            parallelism: 1
-        )
-        let next = SigningKey.generate()
-        let epochRecord = sealer.endEpoch(
-            SystemRecord.Epoch(
-                epoch: 1,
-                newSigningPublicKey: Array(next.publicKey.rawRepresentation),
-                newDataKeyId: dataKey.id,
-                epochSeconds: 600,
-                reason: "scheduled"
-            ),
-            signingKey: next,
-            dataKey: dataKey,
-            time: .now()
-        )
-        func batch(_ id: String, _ entries: [SealedEntry]) -> SyncBatch {
-            SyncBatch(
-                logId: logId,
-                batchId: id,
-                entries: entries.map { SyncEntry(seq: $0.header.seq, bytes: $0.serialized) },
-                checkpoint: nil
-            )
-        }
+        // A version 2 log whose genesis was sealed days ago (the fixture's clock), with 10 min epochs: stale until
+        // its next epoch.
+        var v2 = CollectorChain(deviceId: "device-v2", epochSeconds: 600)
+        v2.appendEvents(1)
         var v1 = CollectorChain()
         v1.appendEvents(2)
         try await withOperatedCollector(directory, token: "t0ken", operations: operations) { api, metrics, _ in
@@ -285,23 +251,24 @@ import TestKit
             func scrape() async throws -> Exposition {
                 try Exposition(parsing: String(decoding: try await metrics.send("GET", "/metrics").body, as: UTF8.self))
             }
-            let log = Hex.encode(logId)
-            #expect(try await api.post(batch("v2-1", [genesis] + events)).response?.summary.count == 2)
+            let log = Hex.encode(v2.logId)
+            #expect(try await api.post(v2.batch()).response?.summary.count == 2)
             #expect(try await api.post(v1.batch([0, 1, 2])).response?.summary.count == 3)
             var exposition = try await scrape()
             #expect(exposition["auditd_collector_log_epoch{log=\"\(log)\"}"] == 0)
             #expect(exposition["auditd_collector_log_epoch_stale{log=\"\(log)\"}"] == 1)
-            #expect((exposition["auditd_collector_log_epoch_age_seconds{log=\"\(log)\"}"] ?? 0) >= 7_200)
+            #expect((exposition["auditd_collector_log_epoch_age_seconds{log=\"\(log)\"}"] ?? 0) >= 1_200)
             // A version 1 log has no epoch series.
             #expect(exposition["auditd_collector_log_epoch{log=\"\(Hex.encode(v1.logId))\"}"] == nil)
             #expect(exposition.types["auditd_collector_log_epoch_stale"] == "gauge")
 
             // The epoch record arrives: the log is fresh again, in epoch 1.
-            #expect(try await api.post(batch("v2-2", [epochRecord])).response?.summary == ["2:accepted:200"])
+            v2.endEpoch(at: .now())
+            #expect(try await api.post(v2.batch([2])).response?.summary == ["2:accepted:200"])
             exposition = try await scrape()
             #expect(exposition["auditd_collector_log_epoch{log=\"\(log)\"}"] == 1)
             #expect(exposition["auditd_collector_log_epoch_stale{log=\"\(log)\"}"] == 0)
-            #expect((exposition["auditd_collector_log_epoch_age_seconds{log=\"\(log)\"}"] ?? 7_200) < 7_200)
+            #expect((exposition["auditd_collector_log_epoch_age_seconds{log=\"\(log)\"}"] ?? 1_200) < 1_200)
         }
     }
 

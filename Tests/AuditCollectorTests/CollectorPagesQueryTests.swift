@@ -7,6 +7,39 @@ import TestKit
 /// The queries of the pages (CollectorStore+Pages.swift) on both engines: the fleet's facts in aggregate queries,
 /// device ids from the genesis entries, the lists of one log, and an incident's evidence.
 @Suite struct CollectorPagesQueryTests {
+    @Test(arguments: CollectorEngine.underTest) func aVersion2LogsEpochIsInItsFleetRow(engine: CollectorEngine)
+        async throws
+    {
+        let directory = try CollectorTempDir(engine: engine)
+        // Genesis days ago (the fixture's clock), epochs of 600 s: stale; a version 1 log beside it, with a rotation.
+        var v2 = CollectorChain(deviceId: "device-v2", epochSeconds: 600)
+        v2.appendEvents(2)
+        var v1 = CollectorChain()
+        v1.appendEvents(1)
+        v1.rotate()
+        v1.appendEvents(1)
+        try await withCollector(directory, token: "ingest") { client, collector in
+            #expect(try await client.post(v2.batch()).response?.summary.count == 3)
+            #expect(try await client.post(v1.batch()).response?.summary.count == 4)
+            let store = collector.store
+            var row = try #require(try await store.fleet(only: v2.logId).first)
+            #expect(row.epoch?.number == 0 && row.epochStale && !row.closed)
+            #expect(row.health == .behind)
+            #expect(row.json.objectValue?["epochStale"] == .bool(true))
+            // The next epoch begins now: fresh, healthy.
+            v2.endEpoch(at: .now())
+            v2.appendEvents(1)
+            #expect(try await client.post(v2.batch([3, 4])).response?.summary.count == 2)
+            row = try #require(try await store.fleet().first { $0.logId == Hex.encode(v2.logId) })
+            #expect(row.epoch?.number == 1 && row.epoch?.recordSeq == 3 && !row.epochStale)
+            #expect(row.health == .healthy)
+            let old = try #require(try await store.fleet().first { $0.logId == Hex.encode(v1.logId) })
+            #expect(old.epoch == nil && !old.epochStale && old.health == .healthy)
+            #expect(try await store.epochStatus(logId: v1.logId) == nil)
+            #expect(try await store.epochStatus(logId: v2.logId)?.state.number == 1)
+        }
+    }
+
     @Test(arguments: CollectorEngine.underTest) func theFleetsFactsAndALogsListsAreReadOnBothEngines(
         engine: CollectorEngine
     ) async throws {

@@ -85,6 +85,24 @@ import Testing
         #expect(row["lagSince"] == .string(Self.now.rfc3339))
         #expect(row["unbridgedGap"] == .bool(true))
         #expect(row["health"] == .string("behind"))
+        #expect(row["epoch"] == .null && row["epochStale"] == .bool(false))
         #expect(UIPaths.json(page.query.path) == "/ui/fleet.json")
+    }
+
+    @Test func aVersion2LogShowsItsEpochAndStaleEpochsAreAmber() throws {
+        var log = Self.log(1, highest: 5, announced: 5)
+        log.epoch = ChainRules.EpochState(number: 3, startsAt: Self.now, epochSeconds: 600, recordSeq: 4)
+        #expect(log.health == .healthy)
+        #expect(FleetPage.epochText(log) == "3 since \(Self.now.rfc3339)")
+        log.epochStale = true
+        #expect(log.health == .behind)
+        #expect(FleetPage.epochText(log).hasSuffix(", stale: no epoch record for two epoch lengths"))
+        let json = log.json.objectValue
+        #expect(json?["epoch"] == .integer(3) && json?["epochStale"] == .bool(true))
+        #expect(json?["epochStartedAt"] == .string(Self.now.rfc3339) && json?["epochSeconds"] == .integer(600))
+        log.epochStale = false
+        log.closed = true
+        #expect(FleetPage.epochText(log).hasSuffix(", closed"))
+        #expect(FleetPage.epochText(Self.log(2)) == "version 1")
     }
 }

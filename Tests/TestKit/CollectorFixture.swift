@@ -18,7 +18,12 @@ package struct CollectorChain {
     package var entries: [SealedEntry] = []
     package var clock = AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000)
 
-    package init(signingKey: SigningKey = .generate(), deviceId: String = "device-1") {
+    /// The current epoch's number (format version 2).
+    package var epoch: UInt64 = 0
+
+    /// A log whose genesis is sealed at ``clock``; with `epochSeconds`, in format version 2 (docs/FORMAT.md section 13:
+    /// epochs of that length, one signature per commit).
+    package init(signingKey: SigningKey = .generate(), deviceId: String = "device-1", epochSeconds: UInt64? = nil) {
         logId = (0..<16).map { _ in UInt8.random(in: 0...255) }
         self.signingKey = signingKey
         dataKey = DataKey.generate()
@@ -27,7 +32,8 @@ package struct CollectorChain {
             deviceId: deviceId,
             signingKey: signingKey,
             dataKey: dataKey,
-            time: clock
+            time: clock,
+            epochSeconds: epochSeconds
         )
         self.sealer = sealer
         entries = [genesis]
@@ -59,6 +65,26 @@ package struct CollectorChain {
             entries.append(entry)
             return entry
         }
+    }
+
+    /// Format version 2: ends the epoch with an epoch record sealed at `time` that hands the log to a fresh signing
+    /// key (epochs of 600 s from then on), and returns it.
+    @discardableResult
+    package mutating func endEpoch(at time: AuditTimestamp) -> SealedEntry {
+        let next = SigningKey.generate()
+        epoch += 1
+        let record = SystemRecord.Epoch(
+            epoch: epoch,
+            newSigningPublicKey: Array(next.publicKey.rawRepresentation),
+            newDataKeyId: dataKey.id,
+            epochSeconds: 600,
+            reason: "scheduled"
+        )
+        let entry = sealer.endEpoch(record, signingKey: next, dataKey: dataKey, time: time)
+        signingKey = next
+        clock = time
+        entries.append(entry)
+        return entry
     }
 
     /// Seals an accounted removal of `first...last` (all of them) and returns it.
