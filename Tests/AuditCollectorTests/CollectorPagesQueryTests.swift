@@ -7,7 +7,9 @@ import TestKit
 /// The queries of the pages (CollectorStore+Pages.swift) on both engines: the fleet's facts in aggregate queries,
 /// device ids from the genesis entries, the lists of one log, and an incident's evidence.
 @Suite struct CollectorPagesQueryTests {
-    @Test(arguments: CollectorEngine.underTest) func aVersion2LogsEpochIsInItsFleetRow(engine: CollectorEngine)
+    @Test(arguments: CollectorEngine.underTest) func aVersion2LogsEpochIsInItsFleetRow(
+        engine: CollectorEngine
+    )
         async throws
     {
         let directory = try CollectorTempDir(engine: engine)
