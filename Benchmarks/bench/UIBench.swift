@@ -3,31 +3,58 @@ import AuditCollector
 import AuditWire
 import Foundation
 import Logging
-import ServiceLifecycle
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// The collector's pages (docs/COLLECTOR-UI.md) at fleet scale, on SQLite: the fleet page of a collector holding
-/// 10 000 device logs, and the page of one log of 1 000 000 entries, each asked for over HTTP from an in-process
-/// collector with `--public-read`; figure: the p95 of the answer time (whole HTML page received).
-/// PostgreSQL is not measured here: filling it with 10 000 logs and 1 M entries takes longer than the other
-/// sections together on the 2-core machine; the queries are the same SQL on both engines.
+/// The collector's pages (docs/COLLECTOR-UI.md) at fleet scale: the fleet page of a collector holding 10 000 device
+/// logs, and the page of one log of 1 000 000 entries, each asked for over HTTP from an in-process collector with
+/// `--public-read`; figure: the p95 of the answer time (whole HTML page received). On SQLite, and on PostgreSQL when
+/// `AUDIT_BENCH_POSTGRES_URL` names a database the bench may empty (as `fleet`).
 enum UIBench {
     static func run(options: BenchOptions, directory: BenchDirectory, summary: Summary) async throws {
+        let folder = try directory.subdirectory("ui")
+        var engines = [("SQLite", folder + "/collector.sqlite")]
+        if let url = ProcessInfo.processInfo.environment["AUDIT_BENCH_POSTGRES_URL"], !url.isEmpty {
+            try await FleetBench.empty(url)
+            engines.append(("PostgreSQL", url))
+        } else {
+            Summary.say("  no PostgreSQL: set AUDIT_BENCH_POSTGRES_URL (as for fleet) to measure it too")
+        }
+        for (engine, database) in engines {
+            try await measure(engine: engine, database: database, key: folder + "/collector.key", options, summary)
+        }
+    }
+
+    /// Fills a collector on `database` and times its two pages.
+    static func measure(
+        engine: String,
+        database: String,
+        key: String,
+        _ options: BenchOptions,
+        _ summary: Summary
+    ) async throws {
         let logCount = options.quick ? 1_000 : 10_000
         let bigEntries = options.quick ? 100_000 : 1_000_000
         let samples = options.quick ? 20 : 100
-        let folder = try directory.subdirectory("ui")
-        var configuration = CollectorConfiguration(databasePath: folder + "/collector.sqlite")
-        configuration.keyPath = folder + "/collector.key"
+        var configuration = CollectorConfiguration(databasePath: database)
+        configuration.keyPath = key
         configuration.port = 0
         configuration.publicRead = true
         var logger = Logger(label: "bench.ui")
         logger.logLevel = .warning
         let server = try await CollectorServer(configuration: configuration, logger: logger)
         let collector = server.collector
+        // Served from the start: the server runs the PostgreSQL pool, which the filling below needs too.
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let serving = Task {
+            defer { continuation.finish() }
+            try await server.run { port in continuation.yield(port) }
+        }
+        guard let port = await ports.first(where: { _ in true }) else {
+            throw BenchError("the collector did not start")
+        }
 
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -42,27 +69,16 @@ enum UIBench {
             try await group.waitForAll()
         }
         Summary.say(
-            "  \(Timing.grouped(Double(logCount))) logs of 3 entries ingested in "
+            "  \(engine): \(Timing.grouped(Double(logCount))) logs of 3 entries ingested in "
                 + Timing.duration(Timing.seconds(ContinuousClock.now - started))
         )
         let bigStarted = ContinuousClock.now
         let bigLog = try await ingestLarge(collector, entries: bigEntries)
         Summary.say(
-            "  one log of \(Timing.grouped(Double(bigEntries))) entries ingested in "
+            "  \(engine): one log of \(Timing.grouped(Double(bigEntries))) entries ingested in "
                 + Timing.duration(Timing.seconds(ContinuousClock.now - bigStarted))
         )
 
-        // Served as a service group and stopped gracefully, as the tests do (serveGracefully).
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = server.makeApplication { port in continuation.yield(port) }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: logger))
-        let serving = Task {
-            defer { continuation.finish() }
-            try await group.run()
-        }
-        guard let port = await ports.first(where: { _ in true }) else {
-            throw BenchError("the collector did not start")
-        }
         for (name, path, bound) in [
             ("fleet page, \(Timing.grouped(Double(logCount))) logs", "/ui/fleet", 0.2),
             ("log page, \(Timing.grouped(Double(bigEntries))) entries", "/ui/logs/\(Hex.encode(bigLog))", 0.1),
@@ -70,12 +86,14 @@ enum UIBench {
             let times = try await timeGets("http://127.0.0.1:\(port)\(path)", count: samples)
             let p50 = Timing.percentile(times, 0.5)
             let p95 = Timing.percentile(times, 0.95)
-            Summary.say("  \(name): p50 \(Timing.duration(p50)), p95 \(Timing.duration(p95)) (\(samples) requests)")
+            Summary.say(
+                "  \(engine): \(name): p50 \(Timing.duration(p50)), p95 \(Timing.duration(p95)) (\(samples) requests)"
+            )
             summary.add(
-                Figure(name: "\(name), SQLite: p95", value: p95, unit: .seconds, target: .valueBelow(bound))
+                Figure(name: "\(name), \(engine): p95", value: p95, unit: .seconds, target: .valueBelow(bound))
             )
         }
-        await group.triggerGracefulShutdown()
+        serving.cancel()
         _ = await serving.result
         await collector.store.close()
     }
