@@ -75,6 +75,21 @@ enum AgentHarness {
         }
     }
 
+    /// Posts three events to a running agent and waits until nothing is pending (delivered to its backend); the cap
+    /// is for what never comes.
+    static func postThreeAndWaitDelivered(_ endpoints: AgentEndpoints) async throws {
+        let ingest = AgentHTTPClient(target: .tcp(try #require(endpoints.tcpPort)))
+        let lines = (0..<3).map { event(user: "user-\($0)") }.joined(separator: "\n")
+        #expect(try await ingest.post("/v1/events", lines).status == 200)
+        var pending = -1
+        for _ in 0..<600 {
+            pending = try await ingest.get("/v1/status").json["pending"] as? Int ?? -1
+            if pending == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(pending == 0)
+    }
+
     /// Opens a state directory's log in-process.
     static func openLog(_ stateDirectory: String) throws -> AuditLog {
         let state = StateDirectory(path: stateDirectory)

@@ -130,16 +130,7 @@ import Testing
         configuration.token = "agent-test-token"
         try await AgentHarness.withAgent(configuration) { agent, endpoints in
             #expect(agent.engine != nil)
-            let ingest = AgentHTTPClient(target: .tcp(try #require(endpoints.tcpPort)))
-            let lines = (0..<3).map { AgentHarness.event(user: "user-\($0)") }.joined(separator: "\n")
-            #expect(try await ingest.post("/v1/events", lines).status == 200)
-            var pending = -1
-            for _ in 0..<300 {
-                pending = try await ingest.get("/v1/status").json["pending"] as? Int ?? -1
-                if pending == 0 { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(pending == 0)
+            try await AgentHarness.postThreeAndWaitDelivered(endpoints)
             let text = try await AgentHTTPClient(target: .tcp(try #require(endpoints.metricsPort))).get("/metrics").text
             #expect((Self.sample(text, "auditd_delivered_entries_total") ?? 0) >= 3)
             #expect((Self.sample(text, "auditd_sync_requests_total") ?? 0) >= 1)

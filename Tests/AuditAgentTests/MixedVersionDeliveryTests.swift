@@ -12,20 +12,6 @@ import TestKit
 /// delivered and verified): each copy verifies offline with its own trust anchors, and the collector states a
 /// version 2 log's epochs and none for a version 1 log.
 @Suite struct MixedVersionDeliveryTests {
-    /// Posts three events to an agent and waits until it has delivered everything (a cap for what never comes).
-    static func deliver(_ endpoints: AgentEndpoints) async throws {
-        let ingest = AgentHTTPClient(target: .tcp(try #require(endpoints.tcpPort)))
-        let lines = (0..<3).map { AgentHarness.event(user: "user-\($0)") }.joined(separator: "\n")
-        #expect(try await ingest.post("/v1/events", lines).status == 200)
-        var pending = -1
-        for _ in 0..<600 {
-            pending = try await ingest.get("/v1/status").json["pending"] as? Int ?? -1
-            if pending == 0 { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        #expect(pending == 0)
-    }
-
     /// The collector's copy of `logId`, verified with only `trusted`.
     static func verifyCopy(
         _ collector: Collector,
@@ -67,7 +53,7 @@ import TestKit
             configuration.backend = URL(string: "http://127.0.0.1:\(collectorPort)")
             configuration.token = "agent-test-token"
             try await AgentHarness.withAgent(configuration) { _, endpoints in
-                try await Self.deliver(endpoints)
+                try await AgentHarness.postThreeAndWaitDelivered(endpoints)
             }
             let log = try AgentHarness.openLog(agentDir.file("state"))
             let logId = try log.info().logId
