@@ -72,7 +72,7 @@ struct VerifyProofCommand: ParsableCommand {
 
     /// The data keys of `--data-key` files, or else of the state directory.
     private func loadDataKeys() throws -> [KeyID: DataKey] {
-        guard !dataKeyFiles.files.isEmpty else { return try KeyStore(state: global.state).dataKeysById() }
+        guard !dataKeyFiles.files.isEmpty else { return try KeyStore(state: global.state).readingKeysById() }
         return try dataKeyFiles.load(merging: nil)
     }
 
