@@ -1,4 +1,5 @@
 public import AuditChain
+import Synchronization
 
 /// Erasure, legal holds and subject key exports of format version 2 (docs/FORMAT.md, section 13.9).
 extension AuditLog {

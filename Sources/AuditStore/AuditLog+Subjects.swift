@@ -1,4 +1,5 @@
 public import AuditChain
+import Synchronization
 
 /// Subjects' secrets and content keys held in memory, so that an append derives nothing twice: one dictionary
 /// lookup per event after a subject's first (docs/FORMAT.md, section 13.9).

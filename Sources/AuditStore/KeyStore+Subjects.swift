@@ -49,7 +49,7 @@ public struct SubjectMasterKey: Sendable {
         else {
             throw LogStoreError(
                 .corruptState,
-                "a row of the subject key table does not open with the log's subject master key (\(fileName))"
+                "a row of the subject key table does not open with the log's subject master key (\(Self.fileName))"
             )
         }
         return Array(secret)

@@ -1,4 +1,4 @@
-import AuditChain
+public import AuditChain
 import Foundation
 import GRDB
 import GRDBSQLite

@@ -28,8 +28,10 @@ struct InitCommand: AsyncParsableCommand {
 
     @Flag(
         name: .long,
-        help: "Format version 2: seal each event with a user id under its subject's own key, so that one person's "
-            + "events can be erased (auditctl erase; docs/FORMAT.md 13.9)."
+        help: ArgumentHelp(
+            "Format version 2: seal each event with a user id under its subject's own key, so that one person's "
+                + "events can be erased (auditctl erase; docs/FORMAT.md 13.9)."
+        )
     )
     var subjectKeys = false
 
