@@ -116,6 +116,8 @@ struct AuditLogErasureTests {
         let aliceSecret = try master.unwrap(aliceRow.wrapped, tag: aliceTag)
         let aliceKeys = try log.keys.allDataKeys().map { SubjectKey.contentKey(secret: aliceSecret, dataKey: $0) }
 
+        // The canary is alive before: the row's bytes are in the database's files.
+        #expect(AuditLogEpochTests.allBytes(under: directory.path).contains { $0.contains(aliceRow.wrapped) })
         let erasure = try await log.erase(userId: Self.alice, reason: "request 7", requestedBy: "")
         #expect(erasure.entriesErased == 40)
         let needles: [(String, [UInt8])] =
