@@ -118,6 +118,18 @@ public struct VerificationReport: Sendable, Hashable {
             self.requestedBy = requestedBy
             self.exportSeqs = exportSeqs
         }
+
+        /// The JSON form: `auditctl erase --json`, `verify --json`'s `erasures`, the agent socket's answer.
+        public var json: JSONValue {
+            .object([
+                "recordSeq": .unsigned(recordSeq),
+                "entriesErased": .integer(Int64(entriesErased)),
+                "keyIds": .array(keyIds.map { .string($0.hex) }),
+                "reason": .string(reason),
+                "requestedBy": .string(requestedBy),
+                "exportSeqs": .array(exportSeqs.map { .unsigned($0) }),
+            ])
+        }
     }
 
     /// The problems, ordered by sequence number. Empty means the log verified.

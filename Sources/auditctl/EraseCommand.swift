@@ -60,17 +60,3 @@ struct EraseCommand: AsyncParsableCommand {
         }
     }
 }
-
-extension VerificationReport.Erasure {
-    /// The JSON form `erase --json` prints and `verify --json` lists.
-    var json: JSONValue {
-        .object([
-            "recordSeq": .integer(Int64(recordSeq)),
-            "entriesErased": .integer(Int64(entriesErased)),
-            "keyIds": .array(keyIds.map { .string($0.hex) }),
-            "reason": .string(reason),
-            "requestedBy": .string(requestedBy),
-            "exportSeqs": .array(exportSeqs.map { .integer(Int64($0)) }),
-        ])
-    }
-}
