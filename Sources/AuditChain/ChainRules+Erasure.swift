@@ -44,7 +44,10 @@ extension ChainRules {
 
         /// Reads an authentic erasure record: its keys are destroyed from its seq on, the events under them so far
         /// are erased, and a hold in force makes it a violation (it is an erasure all the same: the keys are gone).
-        public mutating func erase(_ record: SystemRecord.Erasure, seq: UInt64) -> (
+        public mutating func erase(
+            _ record: SystemRecord.Erasure,
+            seq: UInt64
+        ) -> (
             VerificationReport.Erasure, Violation?
         ) {
             var entries = 0

@@ -3,7 +3,7 @@ public import Crypto
 /// Per-subject content keys of format version 2 (docs/FORMAT.md, section 13.9): an event with a `userId` is sealed
 /// under a key derived from a random secret of its subject and the data key of its epoch, so destroying the secret
 /// makes exactly that subject's events unreadable in every copy of the log.
-public enum SubjectKey {
+public enum SubjectKey: Sendable {
     /// The size of a subject's secret and of the log's subject master key.
     public static let secretSize = 32
 

@@ -343,11 +343,17 @@ public enum SystemRecord: Sendable, Hashable {
             guard isSet == (fields.members["holdSeq"] == nil) else {
                 throw fields.fail("holdSeq", "is required by a clear and forbidden in a set")
             }
-            let hold = Hold(isSet: isSet, holdSeq: isSet ? nil : try fields.unsigned("holdSeq"), reason: try fields.string("reason"))
+            let hold = Hold(
+                isSet: isSet,
+                holdSeq: isSet ? nil : try fields.unsigned("holdSeq"),
+                reason: try fields.string("reason")
+            )
             try fields.expectOnly(["action", "holdSeq", "reason"])
             self = .legalHold(hold)
         case .subjectKeyExport:
-            self = .subjectKeyExport(KeyExport(keyIds: try fields.keyIds("keyIds"), reason: try fields.string("reason")))
+            self = .subjectKeyExport(
+                KeyExport(keyIds: try fields.keyIds("keyIds"), reason: try fields.string("reason"))
+            )
             try fields.expectOnly(["keyIds", "reason"])
         case .event:
             throw AuditChainError(.malformedRecord, "an event is not a system record")

@@ -26,35 +26,36 @@ extension AuditLog {
         let tag = master.tag(userId: userId)
         let dataKeys = try keys.allDataKeys()
         let time = configuration.now()
-        let (entry, record) = try await forgettingSubjectsOnFailure {
-            try await storage.append { snapshot, sink in
-                var writer = try self.writer(for: snapshot)
-                try Self.refuseUnderHold(snapshot.metadata, sink: sink)
-                guard writer.sealer.formatVersion == FormatConstants.version2 else {
-                    throw LogStoreError(.invalidInput, "erasure exists only in format version 2 logs")
-                }
-                guard let wrapped = try sink.subjectSecret(tag: tag) else {
-                    throw LogStoreError(
-                        .invalidInput,
-                        "the key table holds no key of this user: none of their events is sealed under a subject "
-                            + "key, or they were erased already"
-                    )
-                }
-                let secret = try master.unwrap(wrapped, tag: tag)
-                let ids = dataKeys.map { SubjectKey.contentKey(secret: secret, dataKey: $0).id }
-                let record = SystemRecord.Erasure(keyIds: ids, reason: reason, requestedBy: requestedBy)
-                let entry = writer.sealer.seal(.erasure(record), time: time)
-                writer.entries.append(entry)
-                guard try sink.eraseSubjectSecret(tag: tag) else {
-                    throw LogStoreError(.corruptState, "the subject's row vanished during the erasure")
-                }
-                let count = (UInt64(snapshot.metadata[Meta.subjectErasures] ?? "0") ?? 0) + 1
-                writer.metadata[Meta.subjectErasures] = String(count)
-                return (LogAppend(entries: writer.entries, metadata: writer.metadata), (entry, record))
+        var committed = false
+        defer { if !committed { forgetSubjects() } }
+        let (entry, record) = try await storage.append { snapshot, sink in
+            var writer = try self.writer(for: snapshot)
+            try Self.refuseUnderHold(snapshot.metadata, sink: sink)
+            guard writer.sealer.formatVersion == FormatConstants.version2 else {
+                throw LogStoreError(.invalidInput, "erasure exists only in format version 2 logs")
             }
+            guard let wrapped = try sink.subjectSecret(tag: tag) else {
+                throw LogStoreError(
+                    .invalidInput,
+                    "the key table holds no key of this user: none of their events is sealed under a subject "
+                        + "key, or they were erased already"
+                )
+            }
+            let secret = try master.unwrap(wrapped, tag: tag)
+            let ids = dataKeys.map { SubjectKey.contentKey(secret: secret, dataKey: $0).id }
+            let record = SystemRecord.Erasure(keyIds: ids, reason: reason, requestedBy: requestedBy)
+            let entry = writer.sealer.seal(.erasure(record), time: time)
+            writer.entries.append(entry)
+            guard try sink.eraseSubjectSecret(tag: tag) else {
+                throw LogStoreError(.corruptState, "the subject's row vanished during the erasure")
+            }
+            let count = (UInt64(snapshot.metadata[Meta.subjectErasures] ?? "0") ?? 0) + 1
+            writer.metadata[Meta.subjectErasures] = String(count)
+            return (LogAppend(entries: writer.entries, metadata: writer.metadata), (entry, record))
         }
+        committed = true
         noteAuthenticHead(entry.entryHash)
-        subjectCache.withLock { $0.sync(erasures: nil) }
+        forgetSubjects()
         try storage.scrubErased()
         return try erasureSummary(record, at: entry.header.seq)
     }

@@ -57,15 +57,10 @@ extension AuditLog {
         }
     }
 
-    /// Runs a commit; when it fails, the cache forgets every subject (a secret stored by a transaction that did
-    /// not commit must not seal the next commit's events).
-    func forgettingSubjectsOnFailure<Result>(_ body: () async throws -> Result) async throws -> Result {
-        do {
-            return try await body()
-        } catch {
-            subjectCache.withLock { $0.subjects = [:] }
-            throw error
-        }
+    /// Forgets every cached subject: after a commit that failed (a secret stored by a transaction that did not
+    /// commit must not seal the next commit's events) and after an erasure.
+    func forgetSubjects() {
+        subjectCache.withLock { $0.subjects = [:] }
     }
 
     /// The subject master key, read (or created) once.

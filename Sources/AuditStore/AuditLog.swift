@@ -214,8 +214,9 @@ public final class AuditLog: Sendable {
             throw LogStoreError(.storage, "the random generator gave \(random.count) bytes for nonces, not \(expected)")
         }
         // A commit that fails may have stored subject secrets it did not commit: the cache forgets them all.
-        let (perBatch, head) = try await forgettingSubjectsOnFailure {
-            try await storage.append { snapshot, sink in
+        var committed = false
+        defer { if !committed { forgetSubjects() } }
+        let (perBatch, head) = try await storage.append { snapshot, sink in
             var writer = try self.writer(for: snapshot)
             try Self.checkIdempotencySecret(secret, &writer)
             // Retries and repeats are answered from the index; a batch that conflicts is refused alone.
@@ -256,8 +257,8 @@ public final class AuditLog: Sendable {
             }
             let perBatch = Self.receipts(plan, fresh: receipts)
             return (LogAppend(entries: writer.entries, metadata: writer.metadata), (perBatch, writer.sealer.head.hash))
-            }
         }
+        committed = true
         // The head this commit sealed is authentic: the next commit chains from it without checking it again.
         authenticHead.withLock { $0 = head }
         return perBatch

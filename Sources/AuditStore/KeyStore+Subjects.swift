@@ -1,5 +1,5 @@
 public import AuditChain
-public import Crypto
+import Crypto
 import AuditSupport
 import Foundation
 

@@ -28,9 +28,13 @@ extension SQLiteLogStorage {
     /// the bytes).
     public func entries(ofKind kind: RecordKind) throws -> [StoredEntry] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT seq, bytes FROM entries WHERE kind = ? ORDER BY seq", arguments: [
-                Int(kind.rawValue)
-            ]).map { row in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT seq, bytes FROM entries WHERE kind = ? ORDER BY seq",
+                arguments: [
+                    Int(kind.rawValue)
+                ]
+            ).map { row in
                 let seq: Int64 = row[0]
                 let bytes: Data = row[1]
                 return StoredEntry(seq: UInt64(max(seq, 0)), bytes: Array(bytes))

@@ -48,7 +48,10 @@ struct HoldCommand: AsyncParsableCommand {
 
     /// `auditctl hold show`.
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show", abstract: "Say whether a hold is in force.")
+        static let configuration = CommandConfiguration(
+            commandName: "show",
+            abstract: "Say whether a hold is in force."
+        )
         @OptionGroup var global: GlobalOptions
 
         func run() throws {

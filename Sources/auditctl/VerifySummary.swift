@@ -86,7 +86,8 @@ struct VerifySummary {
         for erasure in report.erasures {
             let exports =
                 erasure.exportSeqs.isEmpty
-                ? "" : "; keys exported before by the records at seq "
+                ? ""
+                : "; keys exported before by the records at seq "
                     + erasure.exportSeqs.map(String.init).joined(separator: ", ")
             lines.append(
                 "seq \(erasure.recordSeq): erased: \(erasure.entriesErased) entries erased under the record at seq "

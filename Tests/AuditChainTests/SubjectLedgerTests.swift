@@ -89,8 +89,13 @@ struct SubjectLedgerTests {
         fixture.append(.erasure(.init(keyIds: [keyA.id], reason: "under hold", requestedBy: "")))
         let time = fixture.tick()
         let event = try EventCatalogue.builtIn.validated(ChainFixture.event(9))
-        try fixture.sealer.seal([event], nonces: [ChainFixture.nonce(99)], contentKeys: [keyA], time: time, parallelism: 1)
-        { _, entries in fixture.entries += entries }
+        try fixture.sealer.seal(
+            [event],
+            nonces: [ChainFixture.nonce(99)],
+            contentKeys: [keyA],
+            time: time,
+            parallelism: 1
+        ) { _, entries in fixture.entries += entries }
         fixture.append(.legalHold(.init(isSet: false, holdSeq: 3, reason: "wrong seq")))
         let report = Self.verify(fixture.entries, keys: [fixture.dataKey, keyB])
         let invalid = report.problems.filter { $0.kind == .erasureInvalid }.map(\.seq)
@@ -101,7 +106,9 @@ struct SubjectLedgerTests {
 
     @Test("record layouts round-trip, and hostile payloads are refused")
     func layouts() throws {
-        let ids = [KeyID(hex: "ff" + String(repeating: "0", count: 30))!, KeyID(hex: String(repeating: "1", count: 32))!]
+        let ids = [
+            KeyID(hex: "ff" + String(repeating: "0", count: 30))!, KeyID(hex: String(repeating: "1", count: 32))!,
+        ]
         let records: [SystemRecord] = [
             .erasure(.init(keyIds: ids, reason: "r", requestedBy: "uid 0")),
             .legalHold(.init(isSet: true, holdSeq: 4, reason: "h")),
@@ -113,7 +120,10 @@ struct SubjectLedgerTests {
         }
         let hostile = [
             (RecordKind.erasure, #"{"keyIds":[],"reason":"r","requestedBy":"","v":1}"#),
-            (.erasure, #"{"keyIds":["ff000000000000000000000000000000","11111111111111111111111111111111"],"reason":"r","requestedBy":"","v":1}"#),
+            (
+                .erasure,
+                #"{"keyIds":["ff000000000000000000000000000000","11111111111111111111111111111111"],"reason":"r","requestedBy":"","v":1}"#
+            ),
             (.erasure, #"{"keyIds":["11111111111111111111111111111111"],"reason":"r","v":1}"#),
             (.legalHold, #"{"action":"set","holdSeq":3,"reason":"r","v":1}"#),
             (.legalHold, #"{"action":"clear","reason":"r","v":1}"#),

@@ -17,7 +17,8 @@ struct EraseCommandTests {
         #expect(try await CLIHarness.auditctl(state, ["init", "--subject-keys"]).status == 0)
         let lines = (0..<10).map { index in
             let (user, marker) = index % 2 == 0 ? (alice, aliceMarker) : (bob, bobMarker)
-            return #"{"type":"BIOMETRIC_DISABLED","userId":"\#(user)","deviceId":"d","attributes":{"reason":"\#(marker) \#(index)"}}"#
+            return
+                #"{"type":"BIOMETRIC_DISABLED","userId":"\#(user)","deviceId":"d","attributes":{"reason":"\#(marker) \#(index)"}}"#
         }
         let emit = try await CLIHarness.auditctl(state, ["emit", "--input", "-"], stdin: lines.joined(separator: "\n"))
         #expect(emit.status == 0, "\(emit.stderr)")
@@ -26,10 +27,14 @@ struct EraseCommandTests {
     /// Every byte of every file under `path`.
     static func files(under path: String) -> [(String, [UInt8])] {
         let names = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String]) ?? []
-        return names.compactMap { name in FileManager.default.contents(atPath: path + "/" + name).map { (name, Array($0)) } }
+        return names.compactMap { name in
+            FileManager.default.contents(atPath: path + "/" + name).map { (name, Array($0)) }
+        }
     }
 
-    @Test("canary: after erase, A's user id and marker are in no file of the state directory nor a bundle exported after")
+    @Test(
+        "canary: after erase, A's user id and marker are in no file of the state directory nor a bundle exported after"
+    )
     func canary() async throws {
         let directory = try TemporaryDirectory()
         let state = directory.path + "/state"
@@ -47,7 +52,9 @@ struct EraseCommandTests {
 
         let bundle = directory.path + "/after.bundle"
         #expect(try await CLIHarness.auditctl(state, ["export", "--out", bundle]).status == 0)
-        for (name, bytes) in Self.files(under: state) + [("after.bundle", Array(FileManager.default.contents(atPath: bundle) ?? Data()))] {
+        for (name, bytes) in Self.files(under: state) + [
+            ("after.bundle", Array(FileManager.default.contents(atPath: bundle) ?? Data()))
+        ] {
             #expect(!bytes.contains(Array(Self.alice.utf8)), "A's user id is in \(name)")
             #expect(!bytes.contains(Array(Self.aliceMarker.utf8)), "A's marker is in \(name)")
         }
@@ -71,7 +78,9 @@ struct EraseCommandTests {
         #expect(log.stdout.components(separatedBy: "<erased under the record at seq 11>").count == 6)
     }
 
-    @Test("erase refuses without --confirm, while a hold is in force (exit 2, naming the hold's seq), and succeeds after")
+    @Test(
+        "erase refuses without --confirm, while a hold is in force (exit 2, naming the hold's seq), and succeeds after"
+    )
     func holdAndConfirm() async throws {
         let directory = try TemporaryDirectory()
         let state = directory.path + "/state"

@@ -39,7 +39,11 @@ struct AuditLogErasureTests {
     }
 
     /// Verifies the stored log with the genesis key pinned and the given keys.
-    static func verify(_ log: AuditLog, genesisKey: Curve25519.Signing.PublicKey, keys: [DataKey]) throws
+    static func verify(
+        _ log: AuditLog,
+        genesisKey: Curve25519.Signing.PublicKey,
+        keys: [DataKey]
+    ) throws
         -> VerificationReport
     {
         var options = ChainVerifier.Options(trustedKeys: [genesisKey])
@@ -57,8 +61,10 @@ struct AuditLogErasureTests {
         try log.keys.allDataKeys() + AuditLog.subjectContentKeys(storage: log.storage, keys: log.keys)
     }
 
-    @Test("events with a user id are sealed under their subject's key; erasing one subject leaves the other readable",
-        arguments: LogFixture.Kind.allCases)
+    @Test(
+        "events with a user id are sealed under their subject's key; erasing one subject leaves the other readable",
+        arguments: LogFixture.Kind.allCases
+    )
     func eraseOneSubject(kind: LogFixture.Kind) async throws {
         let directory = try TemporaryDirectory()
         let log = try await Self.log(kind, in: directory)
@@ -72,7 +78,9 @@ struct AuditLogErasureTests {
             if entry.header.kind == .event {
                 #expect(entry.header.isSubjectSealed)
                 #expect(!dataKeyIds.contains(entry.header.dataKeyId))
-                subjectIds[entry.header.seq % 2 == 1 ? Self.alice : Self.bob, default: []].insert(entry.header.dataKeyId)
+                subjectIds[entry.header.seq % 2 == 1 ? Self.alice : Self.bob, default: []].insert(
+                    entry.header.dataKeyId
+                )
             }
             return true
         }
@@ -153,7 +161,9 @@ struct AuditLogErasureTests {
         }
         // Refused means nothing happened: her events still open.
         let held = try Self.verify(log, genesisKey: genesisKey, keys: try Self.readingKeys(log))
-        #expect(held.isClean && held.payloadsOpened == 2 && held.erasures.isEmpty && held.activeHoldSeq == hold.header.seq)
+        #expect(
+            held.isClean && held.payloadsOpened == 2 && held.erasures.isEmpty && held.activeHoldSeq == hold.header.seq
+        )
 
         let clear = try await log.clearHold(reason: "settled")
         await #expect(throws: LogStoreError.self) { _ = try await log.clearHold(reason: "none in force") }
