@@ -1,5 +1,7 @@
 import AuditChain
+import AuditCollector
 import AuditStore
+import AuditWire
 import Foundation
 import TestKit
 import Testing
@@ -129,5 +131,58 @@ struct EraseCommandTests {
             ["log", "--decrypt"] + keyFiles.flatMap { ["--data-key", $0] }
         )
         #expect(opened.stdout.contains(Self.aliceMarker), "the exported keys no longer open the events")
+    }
+
+    @Test("collector: an erased subject's events stay proved, show as erased with the device's records, B's still open")
+    func collectorCopy() async throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.path + "/state"
+        try await Self.makeLog(state)
+        let log = try CLIHarness.openLog(state)
+        let logId = try log.info().logId
+        let collectorDirectory = CollectorTempDir()
+        try await withCollector(collectorDirectory, token: ProveCollectorTests.token) { client, _ in
+            func deliver(from seq: UInt64) async throws {
+                let entries = try log.storage.entries(from: seq, through: .max, limit: 1000).map {
+                    try SealedEntry(serialized: $0.bytes)
+                }
+                let reply = try await client.post(CollectorChain.batch(logId: logId, entries))
+                #expect(reply.status == 200, "\(reply.body)")
+            }
+            try await deliver(from: 0)
+            let erasure = try await log.erase(userId: Self.alice, reason: "request", requestedBy: "")
+            try await deliver(from: erasure.recordSeq)
+
+            let keyReply = try await client.send("GET", "/v1/collector/key")
+            let key = directory.path + "/collector.key"
+            let token = directory.path + "/token"
+            try Data(keyReply.body).write(to: URL(fileURLWithPath: key))
+            try Data((ProveCollectorTests.token + "\n").utf8).write(to: URL(fileURLWithPath: token))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: token)
+            let publicKeys = directory.path + "/public.json"
+            #expect(try await CLIHarness.auditctl(state, ["keys", "export-public", "--out", publicKeys]).status == 0)
+            // Seq 1 is alice's (erased), seq 2 bob's.
+            for (seq, expected) in [(1, "<erased under the record at seq \(erasure.recordSeq)>"), (2, Self.bobMarker)] {
+                let out = directory.path + "/seq\(seq).proof"
+                let proved = try await CLIHarness.auditctl(
+                    state,
+                    [
+                        "prove", "--collector", "http://127.0.0.1:\(client.port)", "--token-file", token, "--seq",
+                        String(seq), "--collector-key", key, "--out", out,
+                    ]
+                )
+                #expect(proved.status == 0, "\(proved.stdout) \(proved.stderr)")
+                let verified = try await CLIHarness.auditctl(
+                    state,
+                    ["verify-proof", out, "--collector-key", key, "--public-key", publicKeys, "--decrypt"]
+                )
+                #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+                #expect(verified.stdout.contains(expected), "\(verified.stdout)")
+            }
+        }
+        for (name, bytes) in Self.files(under: collectorDirectory.path) {
+            #expect(!bytes.contains(Array(Self.alice.utf8)), "A's user id is in the collector's \(name)")
+            #expect(!bytes.contains(Array(Self.aliceMarker.utf8)), "A's marker is in the collector's \(name)")
+        }
     }
 }
