@@ -26,11 +26,6 @@ struct SubjectCache: Sendable {
 }
 
 extension AuditLog {
-    /// Whether the log seals events with a user id under their subject's content key.
-    public var usesSubjectKeys: Bool {
-        (try? storage.snapshot().metadata[Meta.subjectKeys]) == "1"
-    }
-
     /// The content key of each event of a commit: nil for an event without a user id, or for all of them (nil)
     /// when the log does not use subject keys. A subject's first event stores its new secret, wrapped, in the key
     /// table within the commit's transaction (the transaction is exclusive, so two processes never make two).

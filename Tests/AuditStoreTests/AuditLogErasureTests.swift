@@ -191,4 +191,36 @@ struct AuditLogErasureTests {
             _ = try await log.exportSubjectKeys(userId: "nobody", reason: "x")
         }
     }
+
+    @Test("keys evolve with the data key: an erasure after a rotation lists both generations and erases every event")
+    func erasureAcrossDataKeys() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try await Self.log(.sqlite, in: directory)
+        let genesisKey = try log.activeSigningKey().publicKey
+        _ = try await log.append([Self.event(Self.alice, "a", 0), Self.event(Self.bob, "b", 1)])
+        _ = try await log.rotateKeys(reason: "new data key")
+        _ = try await log.append([Self.event(Self.alice, "a", 2), Self.event(Self.bob, "b", 3)])
+        #expect(try log.keys.allDataKeys().count == 2)
+        let erasure = try await log.erase(userId: Self.alice, reason: "request", requestedBy: "")
+        #expect(erasure.keyIds.count == 2 && erasure.entriesErased == 2)
+        let report = try Self.verify(log, genesisKey: genesisKey, keys: try Self.readingKeys(log))
+        #expect(report.isClean && report.payloadsOpened == 2, "\(report.problems)")
+    }
+
+    @Test("another process's erasure: a writer that cached the subject's secret does not seal under the erased key")
+    func erasureByAnotherWriter() async throws {
+        let directory = try TemporaryDirectory()
+        let first = try await Self.log(.sqlite, in: directory)
+        let genesisKey = try first.activeSigningKey().publicKey
+        _ = try await first.append([Self.event(Self.alice, "a", 0)])
+        let second = try AuditLog(
+            storage: SQLiteLogStorage(path: directory.path + "/log.sqlite"),
+            keys: LogFixture.keys(directory)
+        )
+        _ = try await second.erase(userId: Self.alice, reason: "request", requestedBy: "")
+        _ = try await first.append([Self.event(Self.alice, "a", 1)])
+        let report = try Self.verify(first, genesisKey: genesisKey, keys: try Self.readingKeys(first))
+        #expect(report.isClean && report.payloadsOpened == 1, "\(report.problems)")
+        #expect(report.erasures.map(\.entriesErased) == [1])
+    }
 }
