@@ -26,6 +26,9 @@ extension AuditLog {
         let tag = master.tag(userId: userId)
         let dataKeys = try keys.allDataKeys()
         let time = configuration.now()
+        // A previous erasure whose scrub did not finish (readers, or a crash after its commit) is scrubbed now, so
+        // running `erase` again always leaves no copy, even when it has nothing left to erase.
+        defer { try? storage.scrubErased() }
         var committed = false
         defer { if !committed { forgetSubjects() } }
         let (entry, record) = try await storage.append { snapshot, sink in

@@ -53,8 +53,9 @@ extension SQLiteLogStorage {
             }
             throw LogStoreError(
                 .storage,
-                "the erasure is committed, but readers kept the WAL of \(path) from being truncated: run "
-                    + "`auditctl erase --scrub` again once they are done, so that no copy of the erased rows remains"
+                "the erasure is committed, but readers kept the WAL of \(path) from being truncated: run the same "
+                    + "`auditctl erase` again once they are done (it scrubs, whether or not it has anything left to "
+                    + "erase), so that no copy of the erased row remains"
             )
         }
     }
