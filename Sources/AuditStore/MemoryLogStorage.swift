@@ -203,6 +203,7 @@ public final class MemoryLogStorage: LogStorage {
         state.withLock { $0.delivery.scoped(scope) }
     }
 
+    /// Every row of the key table (``LogStorage/subjectSecrets()``).
     public func subjectSecrets() throws -> [(tag: [UInt8], wrapped: [UInt8])] {
         state.withLock { $0.subjects.map { (tag: $0.key, wrapped: $0.value) } }
     }

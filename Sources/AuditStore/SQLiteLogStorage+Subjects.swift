@@ -14,6 +14,7 @@ extension SQLiteLogStorage {
         )
     }
 
+    /// Every row of the key table (``LogStorage/subjectSecrets()``).
     public func subjectSecrets() throws -> [(tag: [UInt8], wrapped: [UInt8])] {
         try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT tag, wrapped FROM subject_keys").map { row in
@@ -42,6 +43,8 @@ extension SQLiteLogStorage {
         }
     }
 
+    /// `PRAGMA wal_checkpoint(TRUNCATE)` until it completes (``LogStorage/scrubErased()``): the pages the erasure
+    /// zeroed go home and the WAL is emptied.
     public func scrubErased() throws {
         try pool.writeWithoutTransaction { db in
             // Busy readers can keep a checkpoint from finishing: a few tries, then the failure is the caller's.
