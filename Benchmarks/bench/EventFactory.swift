@@ -68,12 +68,15 @@ enum EventFactory {
 
     /// The log settings of the benchmarks: the defaults, signing on every core; `AUDIT_BENCH_FORMAT_VERSION=2` makes
     /// the logs in format version 2 (docs/FORMAT.md section 13: one signature per commit), to compare the two in
-    /// one run.
+    /// one run; with it, `AUDIT_BENCH_SUBJECT_KEYS=1` seals each event under its user's content key (section 13.9:
+    /// the events' 977 users are 977 subjects), to compare with the single data key.
     static func configuration() -> AuditLog.Configuration {
         var configuration = AuditLog.Configuration()
         configuration.signingParallelism = ProcessInfo.processInfo.activeProcessorCount
-        if ProcessInfo.processInfo.environment["AUDIT_BENCH_FORMAT_VERSION"] == "2" {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["AUDIT_BENCH_FORMAT_VERSION"] == "2" {
             configuration.formatVersion = FormatConstants.version2
+            configuration.subjectKeys = environment["AUDIT_BENCH_SUBJECT_KEYS"] == "1"
         }
         return configuration
     }

@@ -91,4 +91,18 @@ private final class CountingSink: LogEntrySink {
     func releaseClaims(from seq: UInt64) throws { try base.releaseClaims(from: seq) }
 
     func storedEntry(at seq: UInt64) throws -> StoredEntry? { try base.storedEntry(at: seq) }
+
+    func subjectSecret(tag: [UInt8]) throws -> [UInt8]? {
+        let start = ContinuousClock.now
+        defer { seconds += Timing.seconds(ContinuousClock.now - start) }
+        return try base.subjectSecret(tag: tag)
+    }
+
+    func storeSubjectSecret(tag: [UInt8], wrapped: [UInt8]) throws {
+        let start = ContinuousClock.now
+        defer { seconds += Timing.seconds(ContinuousClock.now - start) }
+        try base.storeSubjectSecret(tag: tag, wrapped: wrapped)
+    }
+
+    func eraseSubjectSecret(tag: [UInt8]) throws -> Bool { try base.eraseSubjectSecret(tag: tag) }
 }

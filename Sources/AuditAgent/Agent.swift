@@ -158,7 +158,8 @@ public final class Agent: Sendable {
             services.append(
                 Listener(
                     name: "ingest-unix",
-                    responder: ingest,
+                    // The socket alone offers erasure (docs/FORMAT.md 13.9): the peer's uid is known there.
+                    responder: SocketResponder(ingest: ingest),
                     address: .unixDomainSocket(path: socket),
                     connections: connections.unix,
                     logger: logger

@@ -14,7 +14,7 @@ import Glibc
 /// its ``ConnectionTable``. For a unix socket it sets the socket's mode right after binding and removes the socket
 /// file when it stops.
 struct Listener<Responder: HTTPResponder>: Service, CustomStringConvertible
-where Responder.Context == BasicRequestContext {
+where Responder.Context: InitializableFromSource<ApplicationRequestContextSource> {
     let name: String
     let responder: Responder
     let address: BindAddress

@@ -63,6 +63,8 @@ struct ChainAnalyzer: Sendable {
     /// Version 2: where the epochs stand (nil in version 1, and before the genesis or upgrade record is read).
     private var epochState: ChainRules.EpochState?
     private let referenceTime: AuditTimestamp?
+    /// Version 2: subject events, erasures, exports and holds (docs/FORMAT.md, section 13.9).
+    private var subjects = ChainRules.SubjectLedger()
 
     init(options: ChainVerifier.Options) {
         firstSeq = options.firstSeq
@@ -315,13 +317,25 @@ struct ChainAnalyzer: Sendable {
             if let entry = examined.entry { checkSystemRecord(entry) }
             return
         }
+        if header.isSubjectSealed {
+            if let violation = subjects.subjectEventProblem(header, activeDataKey: activeDataKey) {
+                problem(header.seq, .erasureInvalid, violation.description)
+                return
+            }
+            subjects.noteEvent(header)
+        }
         if let problem = eventKeyProblem(header) {
             self.problem(header.seq, .payloadInvalid, problem)
             return
         }
         guard !dataKeys.isEmpty, let entry = examined.entry else { return }
         guard let key = dataKeys[header.dataKeyId] else {
-            problem(header.seq, .payloadUndecryptable, "no data key with id \(header.dataKeyId) was given")
+            // A subject's event may be erased by a record further on; it is judged at the end (finish()).
+            if header.isSubjectSealed {
+                subjects.noteUnopened(header)
+            } else {
+                problem(header.seq, .payloadUndecryptable, "no data key with id \(header.dataKeyId) was given")
+            }
             return
         }
         let plaintext: [UInt8]
@@ -352,7 +366,7 @@ struct ChainAnalyzer: Sendable {
         if header.dataKeyId == KeyID.none {
             return "an event must name its data key, not the all-zero id of records that are not encrypted"
         }
-        if let activeDataKey, header.dataKeyId != activeDataKey {
+        if let activeDataKey, !header.isSubjectSealed, header.dataKeyId != activeDataKey {
             return "encrypted under data key \(header.dataKeyId), but the active data key is \(activeDataKey)"
         }
         if header.payloadLength < FormatConstants.tagSize {
@@ -425,6 +439,17 @@ struct ChainAnalyzer: Sendable {
             report.closed = true
         case .crashRecovery:
             break
+        case .erasure(let erasure):
+            let (read, violation) = subjects.erase(erasure, seq: header.seq)
+            report.erasures.append(read)
+            if let violation { problem(header.seq, .erasureInvalid, violation.description) }
+        case .legalHold(let hold):
+            if let violation = subjects.hold(hold, seq: header.seq) {
+                problem(header.seq, .erasureInvalid, violation.description)
+            }
+            report.activeHoldSeq = subjects.activeHold
+        case .subjectKeyExport(let export):
+            subjects.export(export, seq: header.seq)
         }
     }
 
@@ -493,6 +518,9 @@ struct ChainAnalyzer: Sendable {
     mutating func finish() -> VerificationReport {
         for settled in coverage.close() { examine(settled) }
         resolvePending(nextPrevHash: nil)
+        for (seq, keyId) in subjects.unexplained {
+            problem(seq, .payloadUndecryptable, "no key with id \(keyId) was given, and no erasure record destroyed it")
+        }
         if let state = epochState, !report.closed, let referenceTime,
             let violation = ChainRules.openEnd(state, now: referenceTime)
         {

@@ -51,6 +51,14 @@ extension ChainRules {
         case timeOutsideEpoch(seq: UInt64, time: AuditTimestamp, epoch: UInt64, startsAt: AuditTimestamp)
         /// A log neither closed nor with an epoch record within two epoch lengths (FORMAT.md, section 13.4 rule 6).
         case staleEnd(epoch: UInt64, startsAt: AuditTimestamp, epochSeconds: UInt64)
+        /// An event sealed under a content key that an earlier erasure record destroyed (FORMAT.md, section 13.9).
+        case erasedKeyUsed(keyId: KeyID, erasureSeq: UInt64)
+        /// An event with the subject flag that names the all-zero id or the active data key (FORMAT.md, 13.9).
+        case subjectKeyNotOwn(keyId: KeyID)
+        /// An erasure record sealed while the legal hold set at `holdSeq` is in force (FORMAT.md, section 13.9).
+        case erasureUnderHold(holdSeq: UInt64)
+        /// A hold set while another is in force, or a clear that does not name the hold in force (FORMAT.md, 13.9).
+        case holdMismatch(stated: UInt64?, active: UInt64?)
 
         public var description: String {
             switch self {
@@ -109,6 +117,18 @@ extension ChainRules {
                 "the log is not closed and its last epoch (\(epoch)) began at \(startsAt.rfc3339), more than two "
                     + "epoch lengths (\(seconds) s each) ago: its writer stopped without a close record, or its newest "
                     + "entries were cut; entries sealed after the last one here could be missing"
+            case .erasedKeyUsed(let keyId, let erasureSeq):
+                "the event is sealed under content key \(keyId), which the erasure record at seq \(erasureSeq) "
+                    + "destroyed"
+            case .subjectKeyNotOwn(let keyId):
+                "an event sealed under a subject's key must name that key, not \(keyId) (the all-zero id or the data key)"
+            case .erasureUnderHold(let holdSeq):
+                "the erasure record is sealed while the legal hold set at seq \(holdSeq) is in force"
+            case .holdMismatch(let stated?, let active):
+                "the hold record clears the hold at seq \(stated), but "
+                    + (active.map { "the hold in force was set at seq \($0)" } ?? "no hold is in force")
+            case .holdMismatch(nil, let active):
+                "the hold record sets a hold while the hold set at seq \(active.map(String.init) ?? "?") is in force"
             }
         }
     }

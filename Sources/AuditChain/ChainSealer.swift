@@ -158,15 +158,21 @@ public struct ChainSealer: Sendable {
     ///     order, and their entries.
     /// - Throws: ``AuditChainError`` as ``seal(_:time:nonce:)``, or what `deliver` throws. Either way the head is
     ///   unchanged, and the entries already delivered must be discarded (they are not part of the chain).
+    ///   - contentKeys: format version 2: one key per event, or nil for every event under the data key; an event
+    ///     with a key is sealed under it with the subject flag (its subject's content key, docs/FORMAT.md 13.9).
     public mutating func seal(
         _ events: [ValidatedEvent],
         nonces: [[UInt8]],
+        contentKeys: [DataKey?]? = nil,
         time: AuditTimestamp,
         parallelism: Int,
         deliver: (Range<Int>, [SealedEntry]) throws -> Void
     ) throws {
-        guard nonces.count == events.count else {
-            throw AuditChainError(.chainMismatch, "\(events.count) events but \(nonces.count) nonces")
+        guard nonces.count == events.count, contentKeys.map({ $0.count == events.count }) ?? true else {
+            throw AuditChainError(.chainMismatch, "\(events.count) events but \(nonces.count) nonces or other keys")
+        }
+        guard contentKeys == nil || formatVersion == FormatConstants.version2 else {
+            throw AuditChainError(.chainMismatch, "subject content keys exist only in format version 2")
         }
         let failure = try sealBatch(count: events.count, parallelism: parallelism) {
             sealer,
@@ -175,7 +181,8 @@ public struct ChainSealer: Sendable {
                 plaintext: events[index].canonicalPayload,
                 time: time,
                 nonce: nonces[index],
-                signed: sealer.signs(index, of: events.count)
+                signed: sealer.signs(index, of: events.count),
+                contentKey: contentKeys?[index]
             )
         } deliver: { range, entries in
             try deliver(range, entries)
@@ -297,10 +304,12 @@ public struct ChainSealer: Sendable {
         plaintext: [UInt8],
         time: AuditTimestamp,
         nonce: [UInt8],
-        signed: Bool
+        signed: Bool,
+        contentKey: DataKey? = nil
     ) throws(AuditChainError)
         -> PreparedEntry
     {
+        let key = contentKey ?? dataKey
         guard nonce.count == FormatConstants.nonceSize else {
             throw AuditChainError(.chainMismatch, "an AES-GCM nonce is 12 bytes, got \(nonce.count)")
         }
@@ -314,16 +323,17 @@ public struct ChainSealer: Sendable {
         let header = nextHeader(
             kind: .event,
             time: time,
-            dataKeyId: dataKey.id,
+            dataKeyId: key.id,
             payloadLength: sealedLength,
-            signed: signed
+            signed: signed,
+            subject: contentKey != nil
         )
         let headerBytes = header.encoded
         let box: AES.GCM.SealedBox
         do {
             box = try AES.GCM.seal(
                 plaintext,
-                using: dataKey.key,
+                using: key.key,
                 nonce: try AES.GCM.Nonce(data: nonce),
                 authenticating: headerBytes
             )
@@ -343,9 +353,11 @@ public struct ChainSealer: Sendable {
         time: AuditTimestamp,
         dataKeyId: KeyID,
         payloadLength: Int,
-        signed: Bool
+        signed: Bool,
+        subject: Bool = false
     ) -> EntryHeader {
         let version2 = formatVersion == FormatConstants.version2
+        let flags = (version2 && signed ? FormatConstants.signedFlag : 0) | (subject ? FormatConstants.subjectFlag : 0)
         return EntryHeader(
             kind: kind,
             logId: head.logId,
@@ -356,7 +368,7 @@ public struct ChainSealer: Sendable {
             prevHash: head.hash,
             payloadLength: UInt32(payloadLength),
             version: formatVersion,
-            flags: version2 && signed ? FormatConstants.signedFlag : 0
+            flags: flags
         )
     }
 

@@ -100,6 +100,9 @@ public struct EntryHeader: Sendable, Hashable {
         }
         let flags = reader.readInteger(UInt16.self)!
         guard flags & ~Self.allowedFlags(version) == 0 else { throw malformed("reserved flags are not zero") }
+        guard flags & FormatConstants.subjectFlag == 0 || kind == .event else {
+            throw malformed("the subject flag is set on a \(kind) record")
+        }
         // The remaining reads cannot fail: the length was checked above.
         let logId = reader.read(FormatConstants.logIdSize)!
         let seq = reader.readInteger(UInt64.self)!
@@ -122,10 +125,14 @@ public struct EntryHeader: Sendable, Hashable {
         )
     }
 
-    /// The flags a header of `version` may set: none in version 1, the signed flag in version 2.
+    /// The flags a header of `version` may set: none in version 1, the signed and subject flags in version 2 (the
+    /// subject flag on events only).
     static func allowedFlags(_ version: UInt8) -> UInt16 {
-        version == FormatConstants.version2 ? FormatConstants.signedFlag : 0
+        version == FormatConstants.version2 ? FormatConstants.signedFlag | FormatConstants.subjectFlag : 0
     }
+
+    /// Whether the event is sealed under its subject's content key (format version 2, docs/FORMAT.md 13.9).
+    public var isSubjectSealed: Bool { flags & FormatConstants.subjectFlag != 0 }
 
     /// Whether the entry carries a signature: every version 1 entry, a version 2 entry with the signed flag.
     public var carriesSignature: Bool {

@@ -8,6 +8,9 @@ public enum FormatConstants: Sendable {
     public static let version2: UInt8 = 2
     /// The header flag of a version 2 entry that carries a signature (section 13.1).
     public static let signedFlag: UInt16 = 0x0001
+    /// The header flag of a version 2 event sealed under its subject's content key, whose id the header's data key
+    /// id is (section 13.9); never set on a system record.
+    public static let subjectFlag: UInt16 = 0x0002
     /// The longest run of unsigned version 2 entries before a signed one (section 13.1): a writer signs at least
     /// every this many entries, and a verifier reports entries of a longer run as not covered by a signature.
     public static let maxUnsignedRun = 4096
@@ -44,4 +47,8 @@ public enum FormatConstants: Sendable {
     public static let signingKeyIdDomain: [UInt8] = Array("audit-chain/v1/signing-key-id".utf8)
     /// HMAC message of data key ids.
     public static let dataKeyIdLabel: [UInt8] = Array("audit-chain/v1/data-key-id".utf8)
+    /// HKDF info prefix of a subject's content key (section 13.9), followed by the data key's id.
+    public static let subjectKeyInfo: [UInt8] = Array("audit-chain/v2/subject-key".utf8)
+    /// HMAC message prefix of a subject's tag (section 13.9), followed by the user id's UTF-8 bytes.
+    public static let subjectTagLabel: [UInt8] = Array("audit-chain/v2/subject-tag".utf8)
 }

@@ -18,6 +18,12 @@ public enum RecordKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
     case close = 7
     /// Format version 2: the first record of a run whose previous run ended without a close record (a crash).
     case crashRecovery = 8
+    /// Format version 2: a subject's keys were destroyed; lists their ids (docs/FORMAT.md, section 13.9).
+    case erasure = 9
+    /// Format version 2: a legal hold was set or cleared; no erasure while one is set.
+    case legalHold = 10
+    /// Format version 2: content keys of a subject left the device (an investigator's export).
+    case subjectKeyExport = 11
 
     /// Whether the payload is AES-GCM ciphertext (true only for events).
     public var isEncrypted: Bool { self == .event }
@@ -33,15 +39,19 @@ public enum RecordKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
         case .epoch: "epoch"
         case .close: "close"
         case .crashRecovery: "crashRecovery"
+        case .erasure: "erasure"
+        case .legalHold: "legalHold"
+        case .subjectKeyExport: "subjectKeyExport"
         }
     }
 
     /// Whether entries of format `version` may have this kind: key rotations only in version 1, epoch, close and
-    /// crash records only in version 2 (docs/FORMAT.md, sections 6 and 13.2).
+    /// crash, erasure, hold and export records only in version 2 (docs/FORMAT.md, sections 6 and 13.2).
     public func exists(inVersion version: UInt8) -> Bool {
         switch self {
         case .keyRotation: version == FormatConstants.version
-        case .epoch, .close, .crashRecovery: version == FormatConstants.version2
+        case .epoch, .close, .crashRecovery, .erasure, .legalHold, .subjectKeyExport:
+            version == FormatConstants.version2
         default: true
         }
     }

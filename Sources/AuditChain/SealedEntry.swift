@@ -133,7 +133,9 @@ public struct SealedEntry: Sendable, Hashable {
             let kind = RecordKind(rawValue: bytes[5]), kind.exists(inVersion: version)
         else { return nil }
         let flags = UInt16(bytes[6]) << 8 | UInt16(bytes[7])
-        guard flags & ~EntryHeader.allowedFlags(version) == 0 else { return nil }
+        guard flags & ~EntryHeader.allowedFlags(version) == 0,
+            flags & FormatConstants.subjectFlag == 0 || kind == .event
+        else { return nil }
         let signed = version == FormatConstants.version || flags & FormatConstants.signedFlag != 0
         var length = 0
         for index in (FormatConstants.headerSize - 4)..<FormatConstants.headerSize {

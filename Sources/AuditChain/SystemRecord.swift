@@ -17,6 +17,12 @@ public enum SystemRecord: Sendable, Hashable {
     case close(Marker)
     /// Format version 2: the previous run ended without a close record.
     case crashRecovery(Marker)
+    /// Format version 2: a subject's keys were destroyed (docs/FORMAT.md, section 13.9).
+    case erasure(Erasure)
+    /// Format version 2: a legal hold was set or cleared.
+    case legalHold(Hold)
+    /// Format version 2: content keys of a subject left the device.
+    case subjectKeyExport(KeyExport)
 
     /// Genesis payload.
     public struct Genesis: Sendable, Hashable {
@@ -89,6 +95,53 @@ public enum SystemRecord: Sendable, Hashable {
         }
     }
 
+    /// Erasure payload (format version 2, docs/FORMAT.md section 13.9): the content key ids of one subject whose
+    /// secret was destroyed. Never names the subject.
+    public struct Erasure: Sendable, Hashable {
+        /// The content key ids erased, one per data key generation, sorted and distinct (at least one).
+        public var keyIds: [KeyID]
+        /// Why (the request's reference, the legal ground).
+        public var reason: String
+        /// Who asked: the operator's given name, or `uid N` for the agent's socket; may be empty.
+        public var requestedBy: String
+        /// Creates an erasure payload; the ids are sorted and made distinct.
+        public init(keyIds: [KeyID], reason: String, requestedBy: String) {
+            self.keyIds = Array(Set(keyIds)).sorted { $0.hex < $1.hex }
+            self.reason = reason
+            self.requestedBy = requestedBy
+        }
+    }
+
+    /// Legal hold payload (format version 2): `set` starts a hold, `clear` ends the hold set at `holdSeq`.
+    public struct Hold: Sendable, Hashable {
+        /// Whether the record sets a hold (else it clears one).
+        public var isSet: Bool
+        /// The seq of the hold record a clear ends; nil for a set.
+        public var holdSeq: UInt64?
+        /// Why.
+        public var reason: String
+        /// Creates a hold payload.
+        public init(isSet: Bool, holdSeq: UInt64?, reason: String) {
+            self.isSet = isSet
+            self.holdSeq = isSet ? nil : holdSeq
+            self.reason = reason
+        }
+    }
+
+    /// Subject key export payload (format version 2): content keys that left the device, so that an erasure can
+    /// say what it cannot reach.
+    public struct KeyExport: Sendable, Hashable {
+        /// The content key ids exported, sorted and distinct (at least one).
+        public var keyIds: [KeyID]
+        /// Why, and for whom.
+        public var reason: String
+        /// Creates an export payload; the ids are sorted and made distinct.
+        public init(keyIds: [KeyID], reason: String) {
+            self.keyIds = Array(Set(keyIds)).sorted { $0.hex < $1.hex }
+            self.reason = reason
+        }
+    }
+
     /// Key rotation payload.
     public struct KeyRotation: Sendable, Hashable {
         /// The signing key of the entries after this one (may equal the current one).
@@ -152,6 +205,8 @@ public enum SystemRecord: Sendable, Hashable {
 
     /// The payload layout version (`v`).
     public static let version: Int64 = 1
+    /// The most key ids an erasure or export record may list.
+    public static let maxKeyIds = 4096
     /// The longest epoch a record may state: a year, in seconds.
     public static let maxEpochSeconds: UInt64 = 31_536_000
 
@@ -188,6 +243,17 @@ public enum SystemRecord: Sendable, Hashable {
             members["reason"] = .string(epoch.reason)
         case .close(let marker), .crashRecovery(let marker):
             members["reason"] = .string(marker.reason)
+        case .erasure(let erasure):
+            members["keyIds"] = .array(erasure.keyIds.map { .string($0.hex) })
+            members["reason"] = .string(erasure.reason)
+            members["requestedBy"] = .string(erasure.requestedBy)
+        case .legalHold(let hold):
+            members["action"] = .string(hold.isSet ? "set" : "clear")
+            if let seq = hold.holdSeq { members["holdSeq"] = .integer(Int64(seq)) }
+            members["reason"] = .string(hold.reason)
+        case .subjectKeyExport(let export):
+            members["keyIds"] = .array(export.keyIds.map { .string($0.hex) })
+            members["reason"] = .string(export.reason)
         }
         return JSONValue.object(members).canonicalBytes
     }
@@ -261,6 +327,34 @@ public enum SystemRecord: Sendable, Hashable {
             let marker = Marker(reason: try fields.string("reason"))
             try fields.expectOnly(["reason"])
             self = kind == .close ? .close(marker) : .crashRecovery(marker)
+        case .erasure:
+            self = .erasure(
+                Erasure(
+                    keyIds: try fields.keyIds("keyIds"),
+                    reason: try fields.string("reason"),
+                    requestedBy: try fields.string("requestedBy")
+                )
+            )
+            try fields.expectOnly(["keyIds", "reason", "requestedBy"])
+        case .legalHold:
+            let action = try fields.string("action")
+            guard action == "set" || action == "clear" else { throw fields.fail("action", "must be set or clear") }
+            let isSet = action == "set"
+            guard isSet == (fields.members["holdSeq"] == nil) else {
+                throw fields.fail("holdSeq", "is required by a clear and forbidden in a set")
+            }
+            let hold = Hold(
+                isSet: isSet,
+                holdSeq: isSet ? nil : try fields.unsigned("holdSeq"),
+                reason: try fields.string("reason")
+            )
+            try fields.expectOnly(["action", "holdSeq", "reason"])
+            self = .legalHold(hold)
+        case .subjectKeyExport:
+            self = .subjectKeyExport(
+                KeyExport(keyIds: try fields.keyIds("keyIds"), reason: try fields.string("reason"))
+            )
+            try fields.expectOnly(["keyIds", "reason"])
         case .event:
             throw AuditChainError(.malformedRecord, "an event is not a system record")
         }
@@ -277,6 +371,9 @@ public enum SystemRecord: Sendable, Hashable {
         case .epoch: .epoch
         case .close: .close
         case .crashRecovery: .crashRecovery
+        case .erasure: .erasure
+        case .legalHold: .legalHold
+        case .subjectKeyExport: .subjectKeyExport
         }
     }
 }
@@ -331,6 +428,21 @@ private struct RecordFields {
             throw fail(name, "must be an RFC 3339 time in canonical form")
         }
         return stamp
+    }
+
+    /// A list of key ids: 1 to 4096 distinct ids of 32 lowercase hexadecimal digits, in ascending order.
+    func keyIds(_ name: String) throws(AuditChainError) -> [KeyID] {
+        guard case .array(let items)? = members[name], (1...SystemRecord.maxKeyIds).contains(items.count) else {
+            throw fail(name, "must be an array of 1 to \(SystemRecord.maxKeyIds) key ids")
+        }
+        var ids: [KeyID] = []
+        for item in items {
+            guard let text = item.stringValue, let bytes = Bytes.unhex(text), bytes.count == FormatConstants.keyIdSize,
+                text == Bytes.hex(bytes), ids.last.map({ $0.hex < text }) ?? true
+            else { throw fail(name, "must hold distinct key ids of 32 lowercase hexadecimal digits, ascending") }
+            ids.append(KeyID(unchecked: bytes))
+        }
+        return ids
     }
 
     /// An epoch length in seconds: 1 to 31 536 000 (a year).

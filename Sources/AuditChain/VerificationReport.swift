@@ -48,6 +48,9 @@ public struct VerificationReport: Sendable, Hashable {
             /// Format version 2: the log is neither closed nor has an epoch record within two epoch lengths of the
             /// time of verification: its writer crashed, or its tail was cut.
             case openEnd
+            /// Format version 2: a subject rule is broken (docs/FORMAT.md, section 13.9): an event under a key an
+            /// erasure destroyed, an erasure while a legal hold is in force, a hold record that does not match.
+            case erasureInvalid
         }
 
         /// The sequence number the problem is at (the first of a range).
@@ -85,6 +88,50 @@ public struct VerificationReport: Sendable, Hashable {
         public var bridgedGap: Bool
     }
 
+    /// An erasure recorded in the chain (docs/FORMAT.md, section 13.9): not damage.
+    public struct Erasure: Sendable, Hashable {
+        /// Sequence number of the erasure record.
+        public var recordSeq: UInt64
+        /// The content key ids it destroyed.
+        public var keyIds: [KeyID]
+        /// How many events of this copy before the record were sealed under those keys.
+        public var entriesErased: Int
+        /// The reason it states.
+        public var reason: String
+        /// Who asked, as it states.
+        public var requestedBy: String
+        /// The export records that listed one of its keys before it: copies erasure cannot reach.
+        public var exportSeqs: [UInt64]
+        /// Creates an erasure.
+        public init(
+            recordSeq: UInt64,
+            keyIds: [KeyID],
+            entriesErased: Int,
+            reason: String,
+            requestedBy: String,
+            exportSeqs: [UInt64]
+        ) {
+            self.recordSeq = recordSeq
+            self.keyIds = keyIds
+            self.entriesErased = entriesErased
+            self.reason = reason
+            self.requestedBy = requestedBy
+            self.exportSeqs = exportSeqs
+        }
+
+        /// The JSON form: `auditctl erase --json`, `verify --json`'s `erasures`, the agent socket's answer.
+        public var json: JSONValue {
+            .object([
+                "recordSeq": .unsigned(recordSeq),
+                "entriesErased": .integer(Int64(entriesErased)),
+                "keyIds": .array(keyIds.map { .string($0.hex) }),
+                "reason": .string(reason),
+                "requestedBy": .string(requestedBy),
+                "exportSeqs": .array(exportSeqs.map { .unsigned($0) }),
+            ])
+        }
+    }
+
     /// The problems, ordered by sequence number. Empty means the log verified.
     public var problems: [Finding] = []
     /// Removals the chain accounts for.
@@ -111,6 +158,10 @@ public struct VerificationReport: Sendable, Hashable {
     public var closed: Bool = false
     /// Format version 2: the entries after the last valid signature.
     public var unsealedTail: Int = 0
+    /// Format version 2: the erasures the chain records, in order.
+    public var erasures: [Erasure] = []
+    /// Format version 2: the seq of the hold record whose legal hold is in force at the end, or nil.
+    public var activeHoldSeq: UInt64?
 
     /// True when no problem was found.
     public var isClean: Bool { problems.isEmpty }

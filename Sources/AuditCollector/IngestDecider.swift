@@ -194,6 +194,9 @@ struct IngestDecider {
                 ? ChainRules.Violation.epochKeyNotFresh(seq: header.seq).description : nil
         case .close?, .crashRecovery?, nil:
             return nil
+        case .erasure?, .legalHold?, .subjectKeyExport?:
+            // Their rules (docs/FORMAT.md 13.9) need the chain's subject ledger; a verifier of the copy applies them.
+            return nil
         }
     }
 
@@ -216,7 +219,7 @@ struct IngestDecider {
             }
         case .accountedRemoval(let removal)?, .retentionPrune(let removal)?:
             plan.removals.append(RemovalSpan(recordSeq: seq, removal: removal))
-        case .checkpoint?, .close?, .crashRecovery?, nil:
+        case .checkpoint?, .close?, .crashRecovery?, .erasure?, .legalHold?, .subjectKeyExport?, nil:
             break
         }
     }

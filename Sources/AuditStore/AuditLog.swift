@@ -30,6 +30,9 @@ public final class AuditLog: Sendable {
         /// Version 2: a batch signs at least every this many entries (so that a delivery batch can end on a signed
         /// entry).
         public var signEvery = 256
+        /// Version 2: a new log seals each event with a user id under its subject's content key (docs/FORMAT.md,
+        /// section 13.9), so that one subject's events can be erased.
+        public var subjectKeys = false
 
         /// The defaults.
         public init() {}
@@ -51,6 +54,12 @@ public final class AuditLog: Sendable {
         static let runOpen = "runOpen"
         /// The public key of the epoch the newest epoch record ended (its private key is erased).
         static let epochSignerPublicKey = "epochSignerPublicKey"
+        /// "1" when events with a user id are sealed under their subject's content key (section 13.9).
+        static let subjectKeys = "subjectKeys"
+        /// How many erasures the log made: a process whose cache saw fewer drops its cached subject secrets.
+        static let subjectErasures = "subjectErasures"
+        /// The seq of the hold record whose legal hold is in force, or "" when none is.
+        static let legalHold = "legalHold"
     }
 
     /// The storage.
@@ -65,6 +74,8 @@ public final class AuditLog: Sendable {
     let idempotencySecretCache = Mutex<IdempotencySecret?>(nil)
     /// The hash of the newest head known authentic: one this process sealed, or whose signature it checked.
     private let authenticHead = Mutex<[UInt8]>([])
+    /// Subjects' unwrapped secrets and content keys, so that an append derives nothing it derived before.
+    let subjectCache = Mutex(SubjectCache())
 
     private enum CachedKey: Sendable {
         case signing(SigningKey)
@@ -131,6 +142,7 @@ public final class AuditLog: Sendable {
                     Meta.logId: Hex.encode(logId), Meta.deviceId: deviceId, Meta.signingKeyId: signing.id.hex,
                     Meta.dataKeyId: data.id.hex, Meta.dataKeySince: "0", Meta.lastCheckpointSeq: "0",
                 ]
+                if version2, configuration.subjectKeys { metadata[Meta.subjectKeys] = "1" }
                 if version2 {
                     metadata.merge(
                         Self.epochMetadata(
@@ -201,6 +213,9 @@ public final class AuditLog: Sendable {
         guard random.count == expected else {
             throw LogStoreError(.storage, "the random generator gave \(random.count) bytes for nonces, not \(expected)")
         }
+        // A commit that fails may have stored subject secrets it did not commit: the cache forgets them all.
+        var committed = false
+        defer { if !committed { forgetSubjects() } }
         let (perBatch, head) = try await storage.append { snapshot, sink in
             var writer = try self.writer(for: snapshot)
             try Self.checkIdempotencySecret(secret, &writer)
@@ -214,11 +229,13 @@ public final class AuditLog: Sendable {
             receipts.reserveCapacity(events.count)
             if !events.isEmpty {
                 let nonces = (0..<events.count).map { Array(random[$0 * size..<($0 + 1) * size]) }
+                let contentKeys = try self.contentKeys(for: events, writer: writer, sink: sink)
                 let priorities = events.map { DeliveryPriority(configuration.catalogue.priority(of: $0.event.type)) }
                 // Each signed chunk goes into the transaction while the next ones are signed.
                 try writer.sealer.seal(
                     events,
                     nonces: nonces,
+                    contentKeys: contentKeys,
                     time: configuration.now(),
                     parallelism: configuration.signingParallelism
                 ) { range, entries in
@@ -241,6 +258,7 @@ public final class AuditLog: Sendable {
             let perBatch = Self.receipts(plan, fresh: receipts)
             return (LogAppend(entries: writer.entries, metadata: writer.metadata), (perBatch, writer.sealer.head.hash))
         }
+        committed = true
         // The head this commit sealed is authentic: the next commit chains from it without checking it again.
         authenticHead.withLock { $0 = head }
         return perBatch
@@ -447,8 +465,12 @@ public final class AuditLog: Sendable {
         let signing =
             newest.header.kind == .keyRotation || newest.header.kind == .epoch
             ? try introducedKeys(newest).signing : newest.header.signingKeyId
-        let data = source.header.kind == .event ? source.header.dataKeyId : try introducedKeys(source).data
-        for (key, chain, what) in [(Meta.signingKeyId, signing, "signing"), (Meta.dataKeyId, data, "data")] {
+        // A subject's event names its content key, not the data key: it vouches for the signing key only.
+        let data: KeyID? =
+            source.header.kind == .event
+            ? (source.header.isSubjectSealed ? nil : source.header.dataKeyId) : try introducedKeys(source).data
+        let checks = [(Meta.signingKeyId, signing, "signing")] + (data.map { [(Meta.dataKeyId, $0, "data")] } ?? [])
+        for (key, chain, what) in checks {
             let stored = snapshot.metadata[key] ?? "nothing"
             guard stored == chain.hex else {
                 throw LogStoreError(

@@ -8,7 +8,7 @@ public enum DeliveryPriority: Int, Sendable, Hashable, Comparable, CaseIterable 
     case critical = 1
     /// Accounted-removal, retention and checkpoint records.
     case system = 2
-    /// Genesis, key rotation, and version 2's epoch, close and crash records: never evicted or expired, the collector
+    /// Genesis, key rotation, and version 2's epoch, close, crash, erasure, hold and key export records: never evicted or expired, the collector
     /// needs them to verify what follows and to tell how the log ends.
     case pinned = 3
 
@@ -18,7 +18,7 @@ public enum DeliveryPriority: Int, Sendable, Hashable, Comparable, CaseIterable 
     public static func of(kind: RecordKind) -> Self {
         switch kind {
         case .event: .critical
-        case .genesis, .keyRotation, .epoch, .close, .crashRecovery: .pinned
+        case .genesis, .keyRotation, .epoch, .close, .crashRecovery, .erasure, .legalHold, .subjectKeyExport: .pinned
         default: .system
         }
     }

@@ -113,6 +113,15 @@ public protocol LogEntrySink {
 
     /// The entry stored under `seq`, as the transaction sees it, or nil.
     func storedEntry(at seq: UInt64) throws -> StoredEntry?
+    /// The wrapped secret of the subject with this tag in the key table, as the transaction sees it, or nil
+    /// (docs/FORMAT.md, section 13.9).
+    func subjectSecret(tag: [UInt8]) throws -> [UInt8]?
+    /// Stores a subject's wrapped secret under a tag the table does not hold yet; committed with the transaction.
+    /// - Throws: ``LogStoreError`` when the tag is held already or the storage fails.
+    func storeSubjectSecret(tag: [UInt8], wrapped: [UInt8]) throws
+    /// Deletes a subject's row from the key table, in the transaction that seals its erasure record, so that both
+    /// commit or neither does. Returns whether a row was deleted.
+    func eraseSubjectSecret(tag: [UInt8]) throws -> Bool
 }
 
 /// Reads the log's entries as an open write transaction sees them. Valid only while the body that received it
@@ -160,6 +169,12 @@ public protocol LogStorage: Sendable {
     /// The rows of `scope` of the delivery table, the rest counted (a read, not a transaction).
     func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable
 
+    /// Every row of the subject key table: tags and wrapped secrets (a read, not a transaction).
+    func subjectSecrets() throws -> [(tag: [UInt8], wrapped: [UInt8])]
+    /// After an erasure committed: leaves no copy of the deleted rows in the storage's files (SQLite: the rows were
+    /// deleted with `secure_delete`; a `wal_checkpoint(TRUNCATE)` writes the zeroed pages home and empties the WAL).
+    /// - Throws: ``LogStoreError`` when the checkpoint cannot complete (readers kept it from truncating the WAL).
+    func scrubErased() throws
     /// Deletes the entries with `seq <= through` except `keep` (retention), in the same transaction as the
     /// append `body` returns (the pruning record).
     func prune(
@@ -239,6 +254,8 @@ extension ForwardingLogStorage {
     }
 
     public func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable { try base.deliveryTable(scope: scope) }
+    public func subjectSecrets() throws -> [(tag: [UInt8], wrapped: [UInt8])] { try base.subjectSecrets() }
+    public func scrubErased() throws { try base.scrubErased() }
 
     public func prune(
         through: UInt64,

@@ -4,7 +4,7 @@ public struct LogStoreError: Error, Sendable, Equatable, CustomStringConvertible
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Base: String, Sendable {
             case notInitialized, alreadyInitialized, storage, unsafeKeyPermissions, missingKey, invalidKey
-            case corruptState, invalidInput
+            case corruptState, invalidInput, held
         }
         let base: Base
         /// The state directory holds no log: run `auditctl init`.
@@ -23,6 +23,8 @@ public struct LogStoreError: Error, Sendable, Equatable, CustomStringConvertible
         public static let corruptState = Code(base: .corruptState)
         /// A caller passed something the store cannot accept.
         public static let invalidInput = Code(base: .invalidInput)
+        /// A legal hold is in force: erasures are refused (docs/FORMAT.md, section 13.9).
+        public static let held = Code(base: .held)
         public var description: String { base.rawValue }
     }
 

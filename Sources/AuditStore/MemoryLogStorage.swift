@@ -13,6 +13,8 @@ public final class MemoryLogStorage: LogStorage {
         /// The idempotency index: the entry holding each tag, and the tag of each seq.
         var tags: [IdempotencyTag: IdempotencyHolder] = [:]
         var tagsBySeq: [UInt64: IdempotencyTag] = [:]
+        /// The subject key table: wrapped secrets by tag.
+        var subjects: [[UInt8]: [UInt8]] = [:]
 
         var snapshot: LogSnapshot {
             LogSnapshot(head: heads.last, metadata: metadata, newest: newest, keySource: keySource)
@@ -76,12 +78,34 @@ public final class MemoryLogStorage: LogStorage {
         var claims: [UInt64: IdempotencyTag] = [:]
         var claimed: [IdempotencyTag: IdempotencyHolder] = [:]
 
-        init(after head: ChainHead?, tags: [IdempotencyTag: IdempotencyHolder], stored: [StoredEntry]) {
+        /// The subject key table as the transaction sees it (applied on success).
+        var subjects: [[UInt8]: [UInt8]]
+
+        init(
+            after head: ChainHead?,
+            tags: [IdempotencyTag: IdempotencyHolder],
+            stored: [StoredEntry],
+            subjects: [[UInt8]: [UInt8]]
+        ) {
             expected = head.map { $0.seq + 1 } ?? 0
             firstSeq = expected
             previous = head
             self.tags = tags
             self.stored = stored
+            self.subjects = subjects
+        }
+
+        func subjectSecret(tag: [UInt8]) throws -> [UInt8]? { subjects[tag] }
+
+        func storeSubjectSecret(tag: [UInt8], wrapped: [UInt8]) throws {
+            guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
+            guard subjects[tag] == nil else { throw LogStoreError(.invalidInput, "the subject's secret is stored") }
+            subjects[tag] = wrapped
+        }
+
+        func eraseSubjectSecret(tag: [UInt8]) throws -> Bool {
+            guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
+            return subjects.removeValue(forKey: tag) != nil
         }
 
         func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
@@ -135,7 +159,7 @@ public final class MemoryLogStorage: LogStorage {
         _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try state.withLock { state in
-            let sink = Sink(after: state.heads.last, tags: state.tags, stored: state.entries)
+            let sink = Sink(after: state.heads.last, tags: state.tags, stored: state.entries, subjects: state.subjects)
             defer { sink.open = false }
             let (append, result) = try body(state.snapshot, sink)
             // Checked before anything changes: a failure leaves the state as it was.
@@ -148,6 +172,7 @@ public final class MemoryLogStorage: LogStorage {
             }
             try state.write(sink.entries, priorities: sink.priorities)
             state.metadata.merge(append.metadata) { _, new in new }
+            state.subjects = sink.subjects
             for (seq, tag) in sink.claims {
                 state.tags[tag] = sink.claimed[tag]
                 state.tagsBySeq[seq] = tag
@@ -177,6 +202,14 @@ public final class MemoryLogStorage: LogStorage {
     public func deliveryTable(scope: DeliveryScope) throws -> DeliveryTable {
         state.withLock { $0.delivery.scoped(scope) }
     }
+
+    /// Every row of the key table (``LogStorage/subjectSecrets()``).
+    public func subjectSecrets() throws -> [(tag: [UInt8], wrapped: [UInt8])] {
+        state.withLock { $0.subjects.map { (tag: $0.key, wrapped: $0.value) } }
+    }
+
+    /// Nothing to scrub: a deleted row leaves no copy in memory the storage keeps.
+    public func scrubErased() throws {}
 
     public func prune(
         through: UInt64,

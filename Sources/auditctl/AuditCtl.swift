@@ -22,7 +22,7 @@ struct AuditCtl: AsyncParsableCommand {
             VerifyCommand.self,
             ExportCommand.self, CheckpointCommand.self, StatsCommand.self, KeysCommand.self,
             SimulateCommand.self, QueueCommand.self, DLQCommand.self, ProveCommand.self, VerifyProofCommand.self,
-            VerifyConsistencyCommand.self, PamCommand.self,
+            VerifyConsistencyCommand.self, PamCommand.self, EraseCommand.self, HoldCommand.self,
         ]
     )
 }

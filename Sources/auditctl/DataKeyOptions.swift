@@ -26,7 +26,7 @@ struct DataKeyOptions: ParsableArguments {
             }
             keys[key.id] = key
         }
-        if let store { keys.merge(try store.dataKeysById()) { first, _ in first } }
+        if let store { keys.merge(try store.readingKeysById()) { first, _ in first } }
         return keys
     }
 }

@@ -11,12 +11,18 @@ struct EntryView: Sendable {
     /// printing the event copies it instead of encoding the event again; nil otherwise.
     private let canonicalPlaintext: [UInt8]?
 
-    init(_ entry: SealedEntry, dataKeys: [KeyID: DataKey]?) {
+    /// - Parameter erased: the content key ids erasure records destroyed, with each record's seq: an event under one
+    ///   of them with no key is shown as erased, not as unreadable.
+    init(_ entry: SealedEntry, dataKeys: [KeyID: DataKey]?, erased: [KeyID: UInt64] = [:]) {
         guard let dataKeys, entry.header.kind == .event else {
             self.init(entry, event: nil, openError: nil, canonicalPlaintext: nil)
             return
         }
         guard let key = dataKeys[entry.header.dataKeyId] else {
+            if entry.header.isSubjectSealed, let seq = erased[entry.header.dataKeyId] {
+                self.init(entry, event: nil, openError: nil, canonicalPlaintext: nil, erasedAt: seq)
+                return
+            }
             self.init(entry, event: nil, openError: "no data key \(entry.header.dataKeyId)", canonicalPlaintext: nil)
             return
         }
@@ -37,12 +43,22 @@ struct EntryView: Sendable {
         }
     }
 
-    private init(_ entry: SealedEntry, event: AuditEvent?, openError: String?, canonicalPlaintext: [UInt8]?) {
+    private init(
+        _ entry: SealedEntry,
+        event: AuditEvent?,
+        openError: String?,
+        canonicalPlaintext: [UInt8]?,
+        erasedAt: UInt64? = nil
+    ) {
         self.entry = entry
         self.event = event
         self.openError = openError
         self.canonicalPlaintext = canonicalPlaintext
+        self.erasedAt = erasedAt
     }
+
+    /// The seq of the erasure record that destroyed the event's key, when it was and no key was given.
+    let erasedAt: UInt64?
 
     /// The system record, for plaintext kinds.
     var record: SystemRecord? {
@@ -63,6 +79,7 @@ struct EntryView: Sendable {
         if header.kind == .event { members["dataKeyId"] = .string(header.dataKeyId.hex) }
         if let event { members["event"] = event.jsonValue }
         if let openError { members["error"] = .string(openError) }
+        if let erasedAt { members["erasedAt"] = .unsigned(erasedAt) }
         if let record = recordJSON { members["record"] = record }
         return .object(members)
     }
@@ -82,6 +99,7 @@ struct EntryView: Sendable {
             entry,
             event: event.map { canonicalPlaintext ?? $0.canonicalPayload },
             openError: openError,
+            erasedAt: erasedAt,
             times: &times
         )
         assert(line == json.canonicalBytes, "EntryView.jsonLine differs from json.canonicalBytes")
@@ -89,11 +107,13 @@ struct EntryView: Sendable {
     }
 
     /// The JSON line of an event entry: `event` is the opened event's canonical payload (nil when not shown),
-    /// `openError` why it could not be opened; the members in canonical order.
+    /// `openError` why it could not be opened, `erasedAt` the erasure record that destroyed its key; the members in
+    /// canonical order.
     static func eventJSONLine(
         _ entry: SealedEntry,
         event: [UInt8]?,
         openError: String?,
+        erasedAt: UInt64? = nil,
         times: inout RecentTime
     ) -> [UInt8] {
         let header = entry.header
@@ -105,6 +125,10 @@ struct EntryView: Sendable {
         out += #"","entryHash":""#.utf8
         appendHex(entry.entryHash, to: &out)
         out += #"""#.utf8
+        if let erasedAt {
+            out += #","erasedAt":"#.utf8
+            out += String(erasedAt).utf8
+        }
         if let openError {
             out += #","error":"#.utf8
             out += JSONValue.string(openError).canonicalBytes
@@ -153,6 +177,8 @@ struct EntryView: Sendable {
                 "\t\(event.type)\toccurredAt=\(event.occurredAt.rfc3339)\tuser=\(event.userId)\tdevice=\(event.deviceId)\t\(attributes)"
         } else if let openError {
             text += "\t<\(openError)>"
+        } else if let erasedAt {
+            text += "\t<erased under the record at seq \(erasedAt)>"
         } else if header.kind == .event {
             text += "\t<encrypted, \(entry.payload.count) bytes, key \(header.dataKeyId); use --decrypt>"
         } else {

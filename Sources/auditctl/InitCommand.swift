@@ -26,7 +26,19 @@ struct InitCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The format version of the new log: 2 (epochs, forward-secure keys) or 1.")
     var formatVersion: UInt8 = FormatConstants.version2
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Format version 2: seal each event with a user id under its subject's own key, so that one person's "
+                + "events can be erased (auditctl erase; docs/FORMAT.md 13.9)."
+        )
+    )
+    var subjectKeys = false
+
     func validate() throws {
+        guard !subjectKeys || formatVersion == FormatConstants.version2 else {
+            throw ValidationError("--subject-keys needs --format-version 2")
+        }
         guard formatVersion == FormatConstants.version || formatVersion == FormatConstants.version2 else {
             throw ValidationError("--format-version must be 1 or 2")
         }
@@ -41,6 +53,7 @@ struct InitCommand: AsyncParsableCommand {
         var configuration = AuditLog.Configuration()
         configuration.formatVersion = formatVersion
         configuration.epochSeconds = epochSeconds
+        configuration.subjectKeys = subjectKeys
         let log = try await state.createLog(deviceId: device, configuration: configuration)
         let info = try log.info()
         let signing = try log.activeSigningKey()

@@ -10,7 +10,7 @@ struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
         abstract: "Show, rotate and export the device keys.",
-        subcommands: [Show.self, Rotate.self, ExportPublic.self, Upgrade.self]
+        subcommands: [Show.self, Rotate.self, ExportPublic.self, Upgrade.self, ExportSubject.self]
     )
 
     /// The public keys a verifier pins: in version 1, every signing key file; in format version 2, whose ended

@@ -74,6 +74,7 @@ struct LogCommand: ParsableCommand {
         let (storage, keys) = try global.state.openStorage()
         let chain = try verifyLocalChain(storage, keys: keys)
         var scan = try makeScan(query: query, format: format, opening: opening, showEvents: showEvents, keys: keys)
+        if opening { scan.erased = try AuditLog.erasedKeys(in: storage) }
         let head = (try? storage.snapshot())?.head?.seq  // only for the progress total
         let progress = self.progress(
             total: head.map { Int(clamping: min($0, query.toSeq) - min($0, query.fromSeq)).saturatingSum(1) }
@@ -316,9 +317,9 @@ struct ShowCommand: ParsableCommand {
             throw CLIError("no entry with seq \(seq)")
         }
         let entry = try SealedEntry(serialized: stored.bytes)
-        let keys =
-            decrypt ? try log.keys.dataKeysById() : nil
-        var view = EntryView(entry, dataKeys: keys).json.objectValue ?? [:]
+        let keys = decrypt ? try log.keys.readingKeysById() : nil
+        let erased = decrypt ? try AuditLog.erasedKeys(in: log.storage) : [:]
+        var view = EntryView(entry, dataKeys: keys, erased: erased).json.objectValue ?? [:]
         view["prevHash"] = .string(Hex.encode(entry.header.prevHash))
         view["payloadDigest"] = .string(Hex.encode(entry.payloadDigest))
         view["nonce"] = .string(Hex.encode(entry.nonce))

@@ -22,6 +22,8 @@ struct LogScan {
     let format: LogFormat
     /// The data keys by id; empty when nothing is decrypted. `--follow` reloads them (a rotation adds one).
     var dataKeys: [KeyID: DataKey]
+    /// The content key ids erasure records destroyed, with each record's seq (events under them show as erased).
+    var erased: [KeyID: UInt64] = [:]
     /// Whether events are opened: for printing (`--decrypt`, OCSF) or for an event filter.
     let opening: Bool
     /// Whether the printed view shows the opened event.
@@ -79,6 +81,7 @@ struct LogScan {
         for stored in page { lastSeq = max(lastSeq ?? stored.seq, stored.seq) }
         let (query, format, showEvents) = (query, format, showEvents)
         let keys = opening ? dataKeys : nil
+        let erased = erased
         // The previous page's output goes out while the other cores start on this one.
         let previous = pending
         pending = []
@@ -95,7 +98,15 @@ struct LogScan {
         ) { run in
             var times = RecentTime()
             return page[run].map {
-                Self.outcome($0, query: query, keys: keys, showEvents: showEvents, format: format, times: &times)
+                Self.outcome(
+                    $0,
+                    query: query,
+                    keys: keys,
+                    erased: erased,
+                    showEvents: showEvents,
+                    format: format,
+                    times: &times
+                )
             }
         }.joined()
         if let writeError { throw writeError }
@@ -155,6 +166,7 @@ struct LogScan {
         _ stored: StoredEntry,
         query: LogQuery,
         keys: [KeyID: DataKey]?,
+        erased: [KeyID: UInt64],
         showEvents: Bool,
         format: LogFormat,
         times: inout RecentTime
@@ -187,9 +199,10 @@ struct LogScan {
             }
             opened = EntryView(entry, opened: plaintext)
         }
-        let view = opened ?? EntryView(entry, dataKeys: keys)
+        let view = opened ?? EntryView(entry, dataKeys: keys, erased: erased)
         if keys != nil, entry.header.kind == .event, view.event == nil {
-            outcome.unopened = view.openError ?? "cannot open"
+            // An erased event is not a failure to open: shown as erased, never matched by an event filter.
+            if view.erasedAt == nil { outcome.unopened = view.openError ?? "cannot open" }
             // An event filter cannot decide an event it cannot read: not shown, and said at the end.
             if query.needsDecryption { return outcome }
         }

@@ -14,7 +14,7 @@ struct StatsCommand: ParsableCommand {
 
     func run() throws {
         let log = try global.openLog()
-        let keys = try log.keys.dataKeysById()
+        let keys = try log.keys.readingKeysById()
         var kinds: [String: Int64] = [:]
         var types: [String: Int64] = [:]
         var unreadable: Int64 = 0

@@ -59,7 +59,7 @@ struct VerifyProofCommand: ParsableCommand {
             report(error)
             throw ExitCode(1)
         }
-        let view = EntryView(verified.entry, dataKeys: dataKeys)
+        let view = EntryView(verified.entry, dataKeys: dataKeys, erased: decrypt ? try erasedKeys() : [:])
         show(verified, view: view)
         if let openError = view.openError {
             let hint = dataKeyFiles.files.isEmpty ? " (give --data-key FILE, or the device's --state-dir)" : ""
@@ -72,8 +72,17 @@ struct VerifyProofCommand: ParsableCommand {
 
     /// The data keys of `--data-key` files, or else of the state directory.
     private func loadDataKeys() throws -> [KeyID: DataKey] {
-        guard !dataKeyFiles.files.isEmpty else { return try KeyStore(state: global.state).dataKeysById() }
+        guard !dataKeyFiles.files.isEmpty else { return try KeyStore(state: global.state).readingKeysById() }
         return try dataKeyFiles.load(merging: nil)
+    }
+
+    /// The content keys the device's erasure records destroyed, when its state directory is named (`--state-dir` or
+    /// `AUDIT_STATE_DIR`) and holds a log: an erased event is shown as erased, not as unreadable (docs/FORMAT.md
+    /// section 13.9). A proof alone cannot say it: the erasure record comes after the entry.
+    private func erasedKeys() throws -> [KeyID: UInt64] {
+        guard global.namedKeyStore != nil, global.state.exists else { return [:] }
+        let (storage, _) = try global.state.openStorage()
+        return try AuditLog.erasedKeys(in: storage)
     }
 
     /// The `logId` a JSON public key file states; nil for the one-key-per-line form.
@@ -130,6 +139,8 @@ struct VerifyProofCommand: ParsableCommand {
             print("event: \(String(decoding: event.jsonValue.canonicalBytes, as: UTF8.self))")
         } else if let openError = view.openError {
             print("event: <\(openError)>")
+        } else if let erasedAt = view.erasedAt {
+            print("event: <erased under the record at seq \(erasedAt)>")
         } else if header.kind == .event {
             print(
                 "event: <encrypted, \(verified.entry.payload.count) bytes, data key \(header.dataKeyId); use --decrypt>"

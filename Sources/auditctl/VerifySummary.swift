@@ -59,6 +59,8 @@ struct VerifySummary {
                     ])
                 }
             ),
+            "erasures": .array(report.erasures.map(\.json)),
+            "activeHoldSeq": report.activeHoldSeq.map { .unsigned($0) } ?? .null,
             "problems": .array(
                 problems.map {
                     .object([
@@ -81,6 +83,18 @@ struct VerifySummary {
                     + "(reason \(removal.removal.reason))\(removal.bridgedGap ? ", bridges a gap" : "")"
             )
         }
+        for erasure in report.erasures {
+            let exports =
+                erasure.exportSeqs.isEmpty
+                ? ""
+                : "; keys exported before by the records at seq "
+                    + erasure.exportSeqs.map(String.init).joined(separator: ", ")
+            lines.append(
+                "seq \(erasure.recordSeq): erased: \(erasure.entriesErased) entries erased under the record at seq "
+                    + "\(erasure.recordSeq) (reason \(erasure.reason))\(exports)"
+            )
+        }
+        if let hold = report.activeHoldSeq { lines.append("seq \(hold): a legal hold is in force") }
         let head = report.head.map { "head seq \($0.seq) \(Hex.encode($0.hash))" } ?? "no head"
         let mode = report.fast ? "fast" : "full"
         let verdict = isClean ? "OK" : "\(problems.count) problem(s)"

@@ -101,7 +101,7 @@ enum AgentHarness {
 
     /// The decrypted events of a log, by sequence number.
     static func events(_ log: AuditLog) throws -> [UInt64: AuditEvent] {
-        let keys = try log.keys.dataKeysById()
+        let keys = try log.keys.readingKeysById()
         var found: [UInt64: AuditEvent] = [:]
         try log.storage.forEachEntry { stored in
             let entry = try SealedEntry(serialized: stored.bytes)

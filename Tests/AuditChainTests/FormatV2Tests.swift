@@ -196,8 +196,9 @@ struct FormatV2Tests {
     func layout() {
         let chain = Self.sampleChain()
         let unsigned = chain.serialized[1]
+        // Bit 1 (0x0002) is the subject flag of section 13.9; bit 2 is undefined.
         var otherFlag = unsigned
-        otherFlag[7] = 0x02
+        otherFlag[7] = 0x04
         var rotationInV2 = chain.serialized[0]
         rotationInV2[5] = RecordKind.keyRotation.rawValue
         var flagWithoutSignature = unsigned

@@ -68,6 +68,30 @@ struct TestVectorV2Tests {
         }
     }
 
+    @Test("the subjects part: A's events count as erased with B's key given; a forged erasure erases nothing")
+    func subjects() throws {
+        let members = try #require(VectorDocument.load(VectorChainV2.file).objectValue)
+        let subjects = try #require(members["subjects"]?.objectValue)
+        let genesisKey = try #require(
+            VectorDocument.hex(members["keys"]?.objectValue?["epochPublicKeys"].flatMap(Self.first))
+        )
+        var options = try Self.options(members, pinned: genesisKey)
+        options.dataKeys.append(try DataKey(rawRepresentation: VectorDocument.hex(subjects["contentKeyB"]) ?? []))
+        guard case .array(let entries)? = subjects["entries"] else {
+            Issue.record("no subject entries")
+            return
+        }
+        let serialized = try VectorDocument.entries(.array(entries.map { $0.objectValue?["serialized"] ?? .null }))
+        let report = ChainFixture.verify(serialized, options: options)
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.payloadsOpened == 3 && report.activeHoldSeq == nil)
+        #expect(report.erasures.map { [$0.recordSeq, UInt64($0.entriesErased)] } == [[9, 3]])
+        let forged = try #require(subjects["forged"]?.objectValue)
+        let forgedReport = ChainFixture.verify(try VectorDocument.entries(forged["entries"]), options: options)
+        #expect(forgedReport.findings == (try #require(VectorDocument.expectedFindings(forged))))
+        #expect(forgedReport.erasures.isEmpty)
+    }
+
     @Test("the stored files are in the pretty form AUDIT_WRITE_VECTORS writes")
     func storedFormIsPretty() throws {
         for name in [TestVectorTests.file, VectorChainV2.file] {

@@ -55,10 +55,15 @@ enum VectorChainV2 {
         return (entries, afterCommit, v1)
     }
 
-    static func entriesJSON(_ entries: [SealedEntry], dataKey: DataKey) -> JSONValue {
-        .array(
+    /// The entries with every part and intermediate value; events are opened with the key their header names among
+    /// `dataKey` and `contentKeys` (a subject's events, docs/FORMAT.md section 13.9).
+    static func entriesJSON(_ entries: [SealedEntry], dataKey: DataKey, contentKeys: [DataKey] = []) -> JSONValue {
+        let keys = Dictionary(([dataKey] + contentKeys).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return .array(
             entries.map { entry in
-                let plaintext = entry.header.kind.isEncrypted ? try! entry.openPayload(with: dataKey) : entry.payload
+                let plaintext =
+                    entry.header.kind.isEncrypted
+                    ? try! entry.openPayload(with: keys[entry.header.dataKeyId]!) : entry.payload
                 var members = VectorChain.entryJSON(entry, plaintext: plaintext)
                 members["version"] = .integer(Int64(entry.header.version))
                 members["flags"] = .integer(Int64(entry.header.flags))
@@ -125,6 +130,7 @@ enum VectorChainV2 {
                 ]),
             ]),
             "tampered": .array(tamperedCases(chain) + migratedCases(migrated)),
+            "subjects": subjectsDocument(),
         ])
     }
 }

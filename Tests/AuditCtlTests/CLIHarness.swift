@@ -139,7 +139,8 @@ enum CLIHarness {
                 trusted = try log.keys.allSigningKeys().map(\.publicKey)
             }
             var options = ChainVerifier.Options(trustedKeys: trusted)
-            options.dataKeys = try log.keys.allDataKeys()
+            // The data keys and, for a log with subject keys, every subject's content key (docs/FORMAT.md 13.9).
+            options.dataKeys = Array(try log.keys.readingKeysById().values)
             return try log.storage.verify(options: options)
         }
     }
@@ -151,7 +152,7 @@ enum CLIHarness {
 
     private static func idempotencyKeysBlocking(_ state: String) throws -> [String: UInt64] {
         let log = try openLog(state)
-        let keys = try log.keys.dataKeysById()
+        let keys = try log.keys.readingKeysById()
         var found: [String: UInt64] = [:]
         try log.storage.forEachEntry { stored in
             let entry = try SealedEntry(serialized: stored.bytes)

@@ -17,10 +17,18 @@ struct CrashTests {
         /// How it ended, once ``acknowledged(timeout:)`` has waited for it.
         private let ended = Mutex<ChildProcess.Result?>(nil)
 
-        init(state: String, label: String, count: Int, writers: Int, endingEpochs: Bool = false) throws {
+        init(
+            state: String,
+            label: String,
+            count: Int,
+            writers: Int,
+            endingEpochs: Bool = false,
+            erasing: Bool = false
+        ) throws {
             directory = try TemporaryDirectory(prefix: "crash-child")
             var environment = ProcessInfo.processInfo.environment
             if endingEpochs { environment["CRASH_CHILD_EPOCHS"] = "1" }
+            if erasing { environment["CRASH_CHILD_ERASE"] = "1" }
             child = try ChildProcess.start(
                 CLIHarness.path("CrashChild"),
                 [state, label, String(count), String(writers)],
@@ -108,6 +116,28 @@ struct CrashTests {
         #expect(acknowledged.count > 10, "the child acknowledged too few events to test anything")
         let summary = try await CLIHarness.auditctl(state, ["verify", "--json"])
         #expect(summary.status == 0 && summary.stdout.contains("\"formatVersion\":2"))
+    }
+
+    @Test("SIGKILL at random instants during erasures: a subject's key is gone only with its erasure record")
+    func killedDuringErasures() async throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.path + "/state"
+        #expect(try await CLIHarness.auditctl(state, ["init", "--subject-keys"]).status == 0)
+        var generator = SystemRandomNumberGenerator()
+        var erasedBefore = 0
+        for round in 0..<max(10, Self.rounds / 2) {
+            let child = try Child(state: state, label: "x\(round)", count: 0, writers: 1, erasing: true)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...300, using: &generator)))
+            child.kill()
+            _ = await child.acknowledged()
+            // With the keys the table still holds, every subject event opens or is erased by a record: a key gone
+            // without its record would be payloadUndecryptable.
+            let report = try await CLIHarness.verify(state)
+            #expect(report.isClean, "round \(round): \(report.problems)")
+            #expect(report.erasures.allSatisfy { $0.entriesErased == 3 }, "round \(round)")
+            erasedBefore = report.erasures.count
+        }
+        #expect(erasedBefore > 3, "the child erased too few subjects to test anything")
     }
 
     @Test("two processes appending concurrently produce one valid chain with all events")

@@ -134,7 +134,7 @@ struct IdempotencyIndexTests {
             }
         }
         let log = try AuditLog(storage: SQLiteLogStorage(path: path), keys: LogFixture.keys(directory))
-        #expect(try log.storage.snapshot().metadata["schemaVersion"] == "4")
+        #expect(try log.storage.snapshot().metadata["schemaVersion"] == String(SQLiteLogStorage.schemaVersion))
         let storage = try #require(log.storage as? SQLiteLogStorage)
         let flags = {
             try storage.pool.read { db in try Int64.fetchAll(db, sql: "SELECT stamped FROM idempotency ORDER BY seq") }

@@ -7,7 +7,9 @@ import Foundation
 ///
 /// Usage: `CrashChild STATE_DIR LABEL COUNT WRITERS` (COUNT 0 = until killed). With `CRASH_CHILD_EPOCHS=1` in its
 /// environment, one more task ends the epoch over and over (`rotateKeys`: in format version 2 an early epoch end, with
-/// the erasure of the outgoing key), so that kills land around epoch ends too.
+/// the erasure of the outgoing key), so that kills land around epoch ends too. With `CRASH_CHILD_ERASE=1` (a log with
+/// subject keys) it gives subject after subject three events and erases them, printing `erased <user> <seq>`, so
+/// that kills land inside erasures (docs/FORMAT.md, section 13.9).
 @main
 enum CrashChild {
     static func main() async throws {
@@ -20,6 +22,10 @@ enum CrashChild {
         let label = arguments[2]
         let log = try AuditLog(storage: SQLiteLogStorage(path: state.databasePath), keys: KeyStore(state: state))
         let epochs = ProcessInfo.processInfo.environment["CRASH_CHILD_EPOCHS"] == "1"
+        if ProcessInfo.processInfo.environment["CRASH_CHILD_ERASE"] == "1" {
+            try await eraseOverAndOver(log, label: label)
+            return
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             if epochs {
                 group.addTask {
@@ -49,6 +55,30 @@ enum CrashChild {
                 }
             }
             try await group.waitForAll()
+        }
+    }
+
+    /// Subjects `LABEL-u0`, `LABEL-u1`, ...: three events each (acknowledged), then their erasure.
+    static func eraseOverAndOver(_ log: AuditLog, label: String) async throws {
+        var subject = 0
+        while true {
+            let user = "\(label)-u\(subject)"
+            let events = (0..<3).map { index in
+                AuditEvent(
+                    type: "BIOMETRIC_AUTH_SUCCESS",
+                    occurredAt: .now(),
+                    userId: user,
+                    deviceId: "crash-test",
+                    attributes: ["unlockDurationMs": .integer(Int64(index))],
+                    idempotencyKey: "\(user)-\(index)"
+                )
+            }
+            for (receipt, event) in zip(try await log.append(events), events) {
+                FileHandle.standardOutput.write(Data("ack \(receipt.seq) \(event.idempotencyKey)\n".utf8))
+            }
+            let erasure = try await log.erase(userId: user, reason: "crash test", requestedBy: "")
+            FileHandle.standardOutput.write(Data("erased \(user) \(erasure.recordSeq)\n".utf8))
+            subject += 1
         }
     }
 }

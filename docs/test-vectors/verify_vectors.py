@@ -34,9 +34,13 @@ KINDS = {
     6: "epoch",
     7: "close",
     8: "crashRecovery",
+    9: "erasure",
+    10: "legalHold",
+    11: "subjectKeyExport",
 }
-NOT_IN_VERSION = {1: {6, 7, 8}, 2: {2}}  # kinds a version does not have (sections 6 and 13.2)
+NOT_IN_VERSION = {1: {6, 7, 8, 9, 10, 11}, 2: {2}}  # kinds a version does not have (sections 6 and 13.2)
 SIGNED_FLAG = 0x0001  # version 2 header flag (section 13.1)
+SUBJECT_FLAG = 0x0002  # version 2 header flag of an event sealed under its subject's content key (section 13.9)
 MAX_PAYLOAD = 1 << 20
 
 
@@ -103,7 +107,9 @@ def parse_entry(raw):
     (flags,) = struct.unpack(">H", raw[6:8])
     if kind not in KINDS or kind in NOT_IN_VERSION[version]:
         raise ValueError("malformed kind")
-    if flags & ~(SIGNED_FLAG if version == 2 else 0):
+    if flags & ~(SIGNED_FLAG | SUBJECT_FLAG if version == 2 else 0):
+        raise ValueError("malformed flags")
+    if flags & SUBJECT_FLAG and kind != 1:
         raise ValueError("malformed flags")
     signed = version == 1 or bool(flags & SIGNED_FLAG)
     (length,) = struct.unpack(">I", raw[104:108])

@@ -3,7 +3,8 @@
 
 It shares the primitives of verify_vectors.py (hashes, key ids, canonical JSON, the entry layout) and implements the
 verification algorithm of section 10 with the version 2 rules of section 13: the signed flag and the entry layout
-(13.1), signature coverage (13.1), the epoch rules (13.4), the version rule of a migration (13.6). For every chain and
+(13.1), signature coverage (13.1), the epoch rules (13.4), the version rule of a migration (13.6), and subject keys,
+erasure and legal holds (13.9: the content key derivation, the subject rules, erased entries counted apart). For every chain and
 tampered copy of the vector file it computes the findings (seq, kind) and compares them with the ones the file lists;
 it exits non-zero on any difference. Not implemented, as the file does not use them: removal records bridging a gap
 (a gap is reported `missing`), range copies, a bundle's announced end, and the catalogue's checks of opened events
@@ -19,6 +20,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from verify_vectors import (  # noqa: E402  (the shared primitives, one home)
@@ -27,6 +30,7 @@ from verify_vectors import (  # noqa: E402  (the shared primitives, one home)
     D_PAYLOAD,
     D_SIG,
     KINDS,
+    SUBJECT_FLAG,
     canonical,
     data_key_id,
     no_duplicates,
@@ -50,7 +54,11 @@ RECORDS = {
     "epoch": ({"epoch", "newSigningPublicKey", "newDataKeyId", "epochSeconds", "reason"}, set()),
     "close": ({"reason"}, set()),
     "crashRecovery": ({"reason"}, set()),
+    "erasure": ({"keyIds", "reason", "requestedBy"}, set()),
+    "legalHold": ({"action", "reason"}, {"holdSeq"}),
+    "subjectKeyExport": ({"keyIds", "reason"}, set()),
 }
+SUBJECT_KEY_INFO = b"audit-chain/v2/subject-key"  # section 13.9
 EVENT_MEMBERS = {"v", "type", "occurredAt", "userId", "deviceId", "attributes", "idempotencyKey"}
 HEX_SIZES = {
     "logId": 16,
@@ -86,10 +94,18 @@ def read_record(kind, payload):
     for name, size in HEX_SIZES.items():
         if name in body and not (isinstance(body[name], str) and len(body[name]) == 2 * size and HEX.match(body[name])):
             raise ValueError(name)
-    for name in ("firstSeq", "lastSeq", "count", "headSeq", "epoch", "epochSeconds"):
+    if "keyIds" in body:  # 1 to 4096 distinct key ids, ascending (section 13.9)
+        ids = body["keyIds"]
+        if not (isinstance(ids, list) and 1 <= len(ids) <= 4096 and all(
+            isinstance(i, str) and len(i) == 32 and HEX.match(i) for i in ids
+        ) and all(a < b for a, b in zip(ids, ids[1:]))):
+            raise ValueError("keyIds")
+    if kind == "legalHold" and (body["action"] not in ("set", "clear") or (body["action"] == "clear") != ("holdSeq" in body)):
+        raise ValueError("action")
+    for name in ("firstSeq", "lastSeq", "count", "headSeq", "epoch", "epochSeconds", "holdSeq"):
         if name in body and not (is_int(body[name]) and body[name] >= 0):
             raise ValueError(name)
-    for name in ("deviceId", "reason", "detail"):
+    for name in ("deviceId", "reason", "detail", "requestedBy"):
         if name in body and not isinstance(body[name], str):
             raise ValueError(name)
     if "createdAt" in body and not (isinstance(body["createdAt"], str) and TIME.match(body["createdAt"])):
@@ -209,6 +225,9 @@ class Analyzer:
         self.state = None  # the current epoch: number, start, seconds, latest
         self.epochs, self.closed, self.last_epoch_time, self.format_version = 0, False, None, 0
         self.entries_checked, self.opened = 0, 0
+        # Section 13.9: events per content key id, erased key ids (-> record seq), the hold in force, unopened subject
+        # events (key id -> seqs) that an erasure record may explain, and the erasures read.
+        self.subject_events, self.erased_by, self.active_hold, self.unopened, self.erasures = {}, {}, None, {}, []
 
     def problem(self, seq, kind):
         self.problems.append((seq, kind))
@@ -373,9 +392,15 @@ class Analyzer:
         if kind != "event":
             self.check_record(e, kind)
             return
+        subject = bool(e["flags"] & SUBJECT_FLAG)
+        if subject:  # section 13.9 rule 1
+            if e["dataKeyId"] in (bytes(16), self.active_data) or e["dataKeyId"] in self.erased_by:
+                self.problem(seq, "erasureInvalid")
+                return
+            self.subject_events[e["dataKeyId"]] = self.subject_events.get(e["dataKeyId"], 0) + 1
         if (
             e["dataKeyId"] == bytes(16)
-            or (self.active_data is not None and e["dataKeyId"] != self.active_data)
+            or (not subject and self.active_data is not None and e["dataKeyId"] != self.active_data)
             or len(e["payload"]) < 16
         ):
             self.problem(seq, "payloadInvalid")
@@ -383,6 +408,9 @@ class Analyzer:
         if not self.data_keys:
             return
         key = self.data_keys.get(e["dataKeyId"])
+        if key is None and subject:  # rule 4: an erasure record further on may explain it
+            self.unopened.setdefault(e["dataKeyId"], []).append(seq)
+            return
         try:
             plaintext = AESGCM(key).decrypt(e["nonce"], e["payload"], e["header"])
         except Exception:  # no such key, or AES-GCM refuses
@@ -440,6 +468,25 @@ class Analyzer:
                 self.problem(seq, "payloadInvalid")
         elif kind == "close":
             self.closed = True
+        elif kind == "erasure":  # rule 2
+            erased = 0
+            for key_id in (bytes.fromhex(i) for i in body["keyIds"]):
+                if key_id not in self.erased_by:
+                    self.erased_by[key_id] = seq
+                    erased += self.subject_events.get(key_id, 0)
+                    self.unopened.pop(key_id, None)
+            self.erasures.append({"recordSeq": seq, "entriesErased": erased})
+            if self.active_hold is not None:
+                self.problem(seq, "erasureInvalid")
+        elif kind == "legalHold":  # rule 3
+            if body["action"] == "set":
+                if self.active_hold is not None:
+                    self.problem(seq, "erasureInvalid")
+                self.active_hold = seq
+            elif body["holdSeq"] != self.active_hold:
+                self.problem(seq, "erasureInvalid")
+            else:
+                self.active_hold = None
 
     def epoch_violation(self, e, body, new_id):
         """Section 13.4 rule 1: signed itself, the next number, not back in time, a fresh key."""
@@ -453,6 +500,9 @@ class Analyzer:
 
     def finish(self):
         self.resolve_pending(None)
+        for seqs in self.unopened.values():  # section 13.9 rule 4: no erasure record explains them
+            for seq in seqs:
+                self.problem(seq, "payloadUndecryptable")
         if self.state is not None and not self.closed and self.reference_time is not None:
             if self.reference_time > self.state["start"] + self.state["seconds"] * 2000:  # rule 6
                 self.problem((self.tip["seq"] if self.tip else 0) + 1, "openEnd")
@@ -540,6 +590,34 @@ def check_report(name, analyzer, signatures, expected, failures):
         failures.append("%s: report %s, the vectors say %s" % (name, found, expected))
 
 
+def content_key(secret, data_key):
+    """Section 13.9: HKDF-SHA256(ikm = secret, salt = the data key, info = label || data key id), 32 bytes."""
+    info = SUBJECT_KEY_INFO + data_key_id(data_key)
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=data_key, info=info).derive(secret)
+
+
+def check_subjects(subjects, data_key, genesis_key, failures):
+    """The subjects part: the content keys derive from the secrets, the chain verifies with the data key and subject
+    B's key only (A's events erased under the record), and the forged erasure erases nothing."""
+    for name in ("A", "B"):
+        key = content_key(bytes.fromhex(subjects["secret" + name]), data_key)
+        if key.hex() != subjects["contentKey" + name] or data_key_id(key).hex() != subjects["contentKeyId" + name]:
+            failures.append("subject %s: content key or id" % name)
+    key_a, key_b = (bytes.fromhex(subjects["contentKey" + n]) for n in ("A", "B"))
+    all_keys = {data_key_id(k): k for k in (data_key, key_a, key_b)}
+    raws = check_entries(subjects["entries"], all_keys, failures)
+    given = {data_key_id(k): k for k in (data_key, key_b)}
+    findings, analyzer, _ = verify(raws, [genesis_key], given)
+    expected = subjects["report"]
+    found = {"payloadsOpened": analyzer.opened, "erasures": analyzer.erasures, "activeHoldSeq": analyzer.active_hold}
+    if findings or found != expected:
+        failures.append("subjects: findings %s, report %s; the vectors say none, %s" % (findings, found, expected))
+    forged = subjects["forged"]
+    findings, analyzer, _ = verify([bytes.fromhex(h) for h in forged["entries"]], [genesis_key], given)
+    if findings != [(x["seq"], x["kind"]) for x in forged["expected"]] or analyzer.erasures:
+        failures.append("subjects, forged erasure: found %s, erasures %s" % (findings, analyzer.erasures))
+
+
 def main(path):
     doc = json.load(open(path, encoding="utf-8"))
     keys = doc["keys"]
@@ -583,14 +661,16 @@ def main(path):
         expected = [(x["seq"], x["kind"]) for x in case["expected"]]
         if findings != expected:
             failures.append("%s: found %s, the vectors say %s" % (case["description"], findings, expected))
+    check_subjects(doc["subjects"], data_key, genesis_key, failures)
     if failures:
         print("independent verifier DISAGREES with %s:" % path)
         for failure in failures:
             print("  " + failure)
         return 1
     print(
-        "independent verifier agrees (version 2): %d + %d entries, %d tampered copies give exactly the listed findings"
-        % (len(doc["entries"]), len(doc["migrated"]["entries"]), len(doc["tampered"]))
+        "independent verifier agrees (version 2): %d + %d entries, %d tampered copies give exactly the listed findings; "
+        "subjects: %d entries, keys derived, erasure counted, forged erasure refused"
+        % (len(doc["entries"]), len(doc["migrated"]["entries"]), len(doc["tampered"]), len(doc["subjects"]["entries"]))
     )
     return 0
 
