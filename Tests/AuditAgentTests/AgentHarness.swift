@@ -115,6 +115,16 @@ enum AgentHarness {
     /// The head sequence number of a log.
     static func headSeq(_ log: AuditLog) throws -> UInt64 { try log.info().head.seq }
 
+    /// The head's seq after an agent stopped, not counting the close record a graceful stop of a format version 2
+    /// log seals (docs/FORMAT.md section 13.3) when the head is one.
+    static func headSeqBeforeClose(_ log: AuditLog) throws -> UInt64 {
+        let head = try log.info().head.seq
+        guard head > 0, let last = try log.storage.entries(from: head, through: head, limit: 1).first,
+            try SealedEntry(serialized: last.bytes).header.kind == .close
+        else { return head }
+        return head - 1
+    }
+
     /// One producer event in the ingest JSON.
     static func event(
         user: String = "alice",

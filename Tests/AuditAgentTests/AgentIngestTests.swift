@@ -34,7 +34,7 @@ import Glibc
         }
         // Committed: a fresh open of the state directory sees them.
         let reopened = try AgentHarness.openLog(dir.file("state"))
-        #expect(try AgentHarness.headSeq(reopened) == 3)
+        #expect(try AgentHarness.headSeqBeforeClose(reopened) == 3)
     }
 
     @Test func unixSocketHasMode0660AndIngests() async throws {
@@ -137,7 +137,7 @@ import Glibc
             #expect(agent.engine == nil)
         }
         let log = try AgentHarness.openLog(configuration.stateDirectory)
-        #expect(try AgentHarness.headSeq(log) == 0)
+        #expect(try AgentHarness.headSeqBeforeClose(log) == 0)
         #expect(lines.all.contains { $0.contains("created a new audit log") })
         #expect(lines.all.contains { $0.contains("delivery is off") })
         var info = stat()
