@@ -21,6 +21,9 @@ struct ParallelSequentialTests {
         let maxAhead = Atomic<Int>(0)
         /// Set when `produce` was called out of order.
         let disorder = Atomic<Bool>(false)
+
+        /// Whether every `produce` call came in order.
+        var inOrder: Bool { !disorder.load(ordering: .relaxed) }
     }
 
     /// Runs the pipeline over `count` items, each produced as its index doubled; `stopAt` makes `produce` return nil
@@ -55,7 +58,7 @@ struct ParallelSequentialTests {
         #expect(try Self.run(count: count, record: record))
         #expect(record.consumed == (0..<count).map { $0 * 2 })
         #expect(record.produced.load(ordering: .relaxed) == count)
-        #expect(!record.disorder.load(ordering: .relaxed))
+        #expect(record.inOrder)
         #expect(record.ranges.first?.lowerBound == (count == 0 ? nil : 0))
         #expect(record.ranges.last?.upperBound == (count == 0 ? nil : count))
         #expect(zip(record.ranges, record.ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
@@ -97,7 +100,7 @@ struct ParallelSequentialTests {
         let record = Record()
         #expect(try Self.run(count: 3000, on: queue, record: record))
         #expect(record.consumed == (0..<3000).map { $0 * 2 })
-        #expect(!record.disorder.load(ordering: .relaxed))
+        #expect(record.inOrder)
         queue.resume()
         queue.sync(flags: .barrier) {}
         #expect(record.produced.load(ordering: .relaxed) == 3000, "the late helper produced nothing more")
