@@ -14,12 +14,18 @@ import Glibc
 enum EpochBench {
     static func run(options: BenchOptions, directory: BenchDirectory, summary: Summary) async throws {
         let ends = options.quick ? 50 : 300
-        let samples = try await epochEnds(ends, in: try directory.subdirectory("epoch-ends"))
+        let folder = try directory.subdirectory("epoch-ends")
+        let samples = try await epochEnds(ends, in: folder)
+        // An epoch end syncs the disk several times (the new key file and its directory, the commit, the erasure of
+        // the outgoing key file and its directory): the disk's write + fsync of a small file, measured next to it.
+        let fsync = try SyncedFile(path: folder + "/probe.bin", size: 64).latencies(count: 100, warmUp: 10)
         let p50 = Timing.percentile(samples, 0.5)
         let p99 = Timing.percentile(samples, 0.99)
         Summary.say(
             "  \(ends) epoch ends on a SQLite log (\(Timing.grouped(Double(eventsBefore))) events first): "
-                + "p50 \(Timing.duration(p50)), p99 \(Timing.duration(p99)), max \(Timing.duration(samples.last ?? .nan))"
+                + "p50 \(Timing.duration(p50)), p99 \(Timing.duration(p99)), max \(Timing.duration(samples.last ?? .nan)); "
+                + "write + fsync of 64 bytes here: p50 \(Timing.duration(Timing.percentile(fsync, 0.5))), "
+                + "p99 \(Timing.duration(Timing.percentile(fsync, 0.99)))"
         )
         summary.add(Figure(name: "epoch end p99", value: p99, unit: .seconds, target: .valueBelow(0.005)))
 
