@@ -18,7 +18,11 @@ enum AppendBench {
         let target = Figure.Target.valueAtLeast(60_000)
         let setup = Setup(folder: folder, events: count, rates: rates, repeats: options.appendRepeats, summary: summary)
         let producers = options.producers
-        for workload in AppendWorkload.all(events: EventFactory.events(0..<count), batch: options.appendBatch, producers: producers) {
+        for workload in AppendWorkload.all(
+            events: EventFactory.events(0..<count),
+            batch: options.appendBatch,
+            producers: producers
+        ) {
             // The producers figure is not the bulk figure (no target): it shows what group commit makes of
             // many small appends.
             try await setup.measure(

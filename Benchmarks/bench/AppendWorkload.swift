@@ -1,9 +1,11 @@
 import AuditChain
 import AuditStore
 
-/// One way of appending the events: the figures of this section, and of `journald`'s.
+/// One way of appending the events: the figures of the `append` section, and of `journald`'s.
 struct AppendWorkload: Sendable {
+    /// The three ways: one call, batches one after another, concurrent single-event producers.
     enum Kind: Sendable { case oneCall, batched, concurrent }
+    /// Which of the three this is.
     var kind: Kind
     /// A short name (also of the run's database files).
     var label: String
@@ -18,7 +20,11 @@ struct AppendWorkload: Sendable {
         let count = events.count
         let grouped = Timing.grouped(Double(count))
         var workloads = [
-            AppendWorkload(kind: .oneCall, label: "one call", figure: "append \(grouped) events in one call (bulk import)") {
+            AppendWorkload(
+                kind: .oneCall,
+                label: "one call",
+                figure: "append \(grouped) events in one call (bulk import)"
+            ) {
                 log in
                 _ = try await log.append(events)
             },

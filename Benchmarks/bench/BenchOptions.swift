@@ -4,7 +4,8 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, journald, epoch, latency, verify, log, breakdown, sync, recovery, transparency, fleet, tls, client, ui
+        case primitives, append, journald, epoch, latency, verify, log, breakdown, sync, recovery, transparency, fleet,
+            tls, client, ui
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).

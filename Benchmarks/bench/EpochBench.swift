@@ -94,7 +94,9 @@ enum EpochBench {
         private let shift = Atomic<Int64>(0)
 
         func now() -> AuditTimestamp {
-            AuditTimestamp(millisecondsSinceEpoch: AuditTimestamp.now().millisecondsSinceEpoch + shift.load(ordering: .relaxed))
+            AuditTimestamp(
+                millisecondsSinceEpoch: AuditTimestamp.now().millisecondsSinceEpoch + shift.load(ordering: .relaxed)
+            )
         }
 
         func advance(milliseconds: Int64) { _ = shift.add(milliseconds, ordering: .relaxed) }

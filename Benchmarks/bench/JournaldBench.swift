@@ -19,7 +19,12 @@ enum JournaldBench {
         }
     }
 
-    static func run(options: BenchOptions, rates: PrimitiveRates, directory: BenchDirectory, summary: Summary)
+    static func run(
+        options: BenchOptions,
+        rates: PrimitiveRates,
+        directory: BenchDirectory,
+        summary: Summary
+    )
         async throws
     {
         let count = options.appendEvents
@@ -74,7 +79,8 @@ enum JournaldBench {
             verifyPairs.append(Pair(journald: journald.seconds, ours: ourRun.seconds))
             Summary.say(
                 "    run \(run), verify: journalctl --verify \(rate(count, journald)), ours (full, \(rates.cores) "
-                    + "threads) \(rate(count, ourRun)): ratio " + String(format: "%.2f", journald.seconds / ourRun.seconds)
+                    + "threads) \(rate(count, ourRun)): ratio "
+                    + String(format: "%.2f", journald.seconds / ourRun.seconds)
             )
         }
         for workload in workloads {

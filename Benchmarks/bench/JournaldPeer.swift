@@ -52,7 +52,8 @@ struct JournaldPeer: Sendable {
             throw BenchError("/etc/machine-id holds no machine id, which journald's sealing key is filed under")
         }
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: "/var/log/journal", isDirectory: &isDirectory), isDirectory.boolValue
+        guard FileManager.default.fileExists(atPath: "/var/log/journal", isDirectory: &isDirectory),
+            isDirectory.boolValue
         else { throw BenchError("/var/log/journal does not exist (the run's key directory is mounted over it)") }
         let keys = folder + "/journal-keys"
         try FileManager.default.createDirectory(atPath: keys + "/" + machineId, withIntermediateDirectories: true)
@@ -119,7 +120,10 @@ struct JournaldPeer: Sendable {
     /// The arguments of `unshare` that run `shell` (a command line of paths without spaces) with `keys` bound
     /// over `/var/log/journal`, in a mount namespace of its own (private propagation: nothing leaks out).
     private static func namespaced(_ keys: String, _ shell: String) -> [String] {
-        ["--mount", "--propagation", "private", "/bin/sh", "-c", "mount --bind \"$0\" /var/log/journal && exec " + shell, keys]
+        [
+            "--mount", "--propagation", "private", "/bin/sh", "-c",
+            "mount --bind \"$0\" /var/log/journal && exec " + shell, keys,
+        ]
     }
 
     /// The journal export stream of events 0..<entries (docs of systemd: "Journal Export Format"): each entry's
@@ -127,7 +131,8 @@ struct JournaldPeer: Sendable {
     /// program's message; the times are now, 10 µs apart, inside the sealing key's first interval. Returns the
     /// field bytes per entry.
     private static func writeExport(to path: String, entries: Int) throws -> Int {
-        let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
+        let boot =
+            (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
             .replacingOccurrences(of: "-", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
             ?? "0123456789abcdef0123456789abcdef"
         let now = Int64(Date().timeIntervalSince1970 * 1_000_000)

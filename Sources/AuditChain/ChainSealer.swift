@@ -184,9 +184,7 @@ public struct ChainSealer: Sendable {
     }
 
     /// Prepares entries in order (chaining, encrypting, hashing) on the calling thread while helper threads sign those
-    /// already prepared, and hands the signed entries to `deliver` in order on the calling thread. In format version
-    /// 2 (one signature in hundreds of entries) a helper thread prepares and signs them instead, in order, while the
-    /// calling thread delivers (``Parallel/sequentialPipeline(count:produce:consume:)``).
+    /// already prepared, and hands the signed entries to `deliver` in order on the calling thread.
     /// - Returns: the error `prepare` threw (the head is then unchanged), or nil.
     private mutating func sealBatch<Failure: Error>(
         count: Int,
@@ -197,23 +195,6 @@ public struct ChainSealer: Sendable {
         var copy = self
         var failure: AuditChainError?
         let key = signingKey
-        guard formatVersion == FormatConstants.version || parallelism < 2 else {
-            // Version 2 signs one entry in hundreds: nothing worth sharing between threads, but the sequential
-            // preparing (with the rare signature) runs on a helper beside the sequential storing.
-            let completed = try Parallel.sequentialPipeline(count: count) { index -> SealedEntry? in
-                do throws(AuditChainError) {
-                    return try prepare(&copy, index).signed(with: key)
-                } catch {
-                    failure = error
-                    return nil
-                }
-            } consume: { range, entries throws(Failure) in
-                try deliver(range, entries)
-            }
-            guard completed else { return failure ?? AuditChainError(.chainMismatch, "sealing stopped") }
-            self = copy
-            return nil
-        }
         let completed = try Parallel.orderedPipeline(count: count, parallelism: parallelism) {
             index -> PreparedEntry? in
             do throws(AuditChainError) {

@@ -224,7 +224,7 @@ private final class WorkBox: @unchecked Sendable {
 }
 
 /// Result slots written by disjoint indices from several threads, read after all writers finished.
-final class ResultSlots<Value>: @unchecked Sendable {
+private final class ResultSlots<Value>: @unchecked Sendable {
     private let storage: UnsafeMutableBufferPointer<Value?>
 
     init(count: Int) {
