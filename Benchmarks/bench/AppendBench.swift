@@ -14,54 +14,25 @@ enum AppendBench {
         async throws
     {
         let count = options.appendEvents
-        let events = EventFactory.events(0..<count)
         let folder = try directory.subdirectory("append")
-        let grouped = Timing.grouped(Double(count))
         let target = Figure.Target.valueAtLeast(60_000)
-
         let setup = Setup(folder: folder, events: count, rates: rates, repeats: options.appendRepeats, summary: summary)
-        try await setup.measure(
-            "one call",
-            figure: "append \(grouped) events in one call (bulk import)",
-            target: target
-        ) {
-            log in
-            _ = try await log.append(events)
-        }
-
-        let batch = options.appendBatch
-        try await setup.measure(
-            "batched",
-            figure: "append \(grouped) events, batches of \(batch), one after another",
-            target: target
-        ) { log in
-            var start = 0
-            while start < count {
-                let end = min(count, start + batch)
-                _ = try await log.append(Array(events[start..<end]))
-                start = end
-            }
-        }
-
         let producers = options.producers
-        guard producers > 0 else { return }
-        // Not the bulk figure (no target): it shows what group commit makes of many small appends.
-        try await setup.measure(
-            "concurrent",
-            figure: "append \(grouped) events, \(producers) producers × 1 event (group commit)",
-            target: nil
-        ) { log in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for producer in 0..<producers {
-                    group.addTask {
-                        for index in stride(from: producer, to: count, by: producers) {
-                            _ = try await log.append([events[index]])
-                        }
-                    }
-                }
-                try await group.waitForAll()
-            }
+        for workload in AppendWorkload.all(
+            events: EventFactory.events(0..<count),
+            batch: options.appendBatch,
+            producers: producers
+        ) {
+            // The producers figure is not the bulk figure (no target): it shows what group commit makes of
+            // many small appends.
+            try await setup.measure(
+                workload.label,
+                figure: workload.figure,
+                target: workload.kind == .concurrent ? nil : target,
+                workload.body
+            )
         }
+        guard producers > 0 else { return }
         let size = try EventFactory.serializedEntrySize()
         let fsync = try SyncedFile(path: folder + "/probe.bin", size: size).latencies(count: 100, warmUp: 10)
         let fsyncP50 = Timing.percentile(fsync, 0.5)

@@ -60,6 +60,12 @@ struct Bench {
             case .append:
                 Summary.heading("Bulk append: AuditLog.append on SQLiteLogStorage")
                 try await AppendBench.run(options: options, rates: rates, directory: directory, summary: summary)
+            case .journald:
+                Summary.heading("journald: our append and verify vs systemd-journal-remote --seal=yes, alternating")
+                try await JournaldBench.run(options: options, rates: rates, directory: directory, summary: summary)
+            case .epoch:
+                Summary.heading("Epochs: the end of an epoch, and an idle agent (format version 2)")
+                try await EpochBench.run(options: options, directory: directory, summary: summary)
             case .latency:
                 Summary.heading("Durable single-event append latency")
                 try await LatencyBench.run(options: options, directory: directory, summary: summary)

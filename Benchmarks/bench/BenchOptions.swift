@@ -4,7 +4,8 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, latency, verify, log, breakdown, sync, recovery, transparency, fleet, tls, client, ui
+        case primitives, append, journald, epoch, latency, verify, log, breakdown, sync, recovery, transparency, fleet,
+            tls, client, ui
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).
@@ -40,6 +41,11 @@ struct BenchOptions: Sendable {
         Sections (default: all of them, in this order):
           primitives   Ed25519 sign and verify rates on one core (always measured: the references)
           append       bulk append through AuditLog.append on SQLite: batches, and concurrent producers
+          journald     issue 32's peer: bulk append (one call, batches, producers) and full verify of N entries vs
+                       systemd-journal-remote --seal=yes writing N entries and journalctl --verify (root, skipped
+                       with the reason when it cannot run), alternating; our logs in format version 2
+          epoch        format version 2's epochs: epoch end p99 (AuditLog.endEpochIfDue on SQLite), and the CPU of an
+                       idle agent (a child process) over 30 s
           latency      durable single-event append latency vs write+fsync of the same size
           verify       ChainVerifier over a 1M-entry SQLite log, full and fast mode, each in a child process
           log          `auditctl log --decrypt --format jsonl` (the release binary, built beside bench) over a 1M-entry
@@ -60,7 +66,7 @@ struct BenchOptions: Sendable {
           --dir PATH           create the temporary directory under PATH (default: $TMPDIR or /tmp)
           --keep               keep the temporary directory
           --decrypt            verify also with the data key (opens and validates every payload)
-          --events N           events per bulk append figure (default 100000)
+          --events N           events per bulk append figure, and journald's entries (default 100000)
           --batch N            events per append call in the batched figure (default 1000)
           --producers N        concurrent producer tasks (default 64; 0 skips that figure)
           --repeat N           runs of each append figure, the best counts (default 3)

@@ -54,28 +54,39 @@ enum EventFactory {
     }
 
     /// Creates a log in `directory`: its keys in `directory/keys`, on SQLite at `directory/name.sqlite`
-    /// (through a ``TimedStorage`` that records where the time of each transaction goes), signing on every core.
-    static func sqliteLog(in directory: String, name: String) async throws -> (AuditLog, TimedStorage) {
+    /// (through a ``TimedStorage`` that records where the time of each transaction goes), signing on every core, in
+    /// the format version ``configuration(formatVersion:)`` gives.
+    static func sqliteLog(
+        in directory: String,
+        name: String,
+        formatVersion: UInt8? = nil
+    ) async throws -> (AuditLog, TimedStorage) {
         let storage = TimedStorage(try SQLiteLogStorage(path: directory + "/\(name).sqlite"))
         let log = try await AuditLog.create(
             storage: storage,
             keys: KeyStore(directory: directory + "/\(name)-keys", credentialsDirectory: nil),
             deviceId: "device-7d0e5b3a91c4",
-            configuration: configuration()
+            configuration: configuration(formatVersion: formatVersion)
         )
         return (log, storage)
     }
 
-    /// The log settings of the benchmarks: the defaults, signing on every core; `AUDIT_BENCH_FORMAT_VERSION=2` makes
-    /// the logs in format version 2 (docs/FORMAT.md section 13: one signature per commit), to compare the two in
-    /// one run; with it, `AUDIT_BENCH_SUBJECT_KEYS=1` seals each event under its user's content key (section 13.9:
-    /// the events' 977 users are 977 subjects), to compare with the single data key.
-    static func configuration() -> AuditLog.Configuration {
+    /// The log settings of the benchmarks: the defaults, signing on every core, in format version
+    /// `AUDIT_BENCH_FORMAT_VERSION` (1 or 2) when the environment sets it, else `formatVersion`, else the library's
+    /// default (1). So `AUDIT_BENCH_FORMAT_VERSION=2` makes every log of the run in format version 2 (docs/FORMAT.md
+    /// section 13: one signature per commit), to compare the two with one binary. In version 2,
+    /// `AUDIT_BENCH_SUBJECT_KEYS=1` seals each event under its user's content key (section 13.9: the events' 977
+    /// users are 977 subjects), to compare with the single data key.
+    static func configuration(formatVersion: UInt8? = nil) -> AuditLog.Configuration {
         var configuration = AuditLog.Configuration()
         configuration.signingParallelism = ProcessInfo.processInfo.activeProcessorCount
         let environment = ProcessInfo.processInfo.environment
-        if environment["AUDIT_BENCH_FORMAT_VERSION"] == "2" {
-            configuration.formatVersion = FormatConstants.version2
+        switch environment["AUDIT_BENCH_FORMAT_VERSION"] {
+        case "1": configuration.formatVersion = FormatConstants.version
+        case "2": configuration.formatVersion = FormatConstants.version2
+        default: configuration.formatVersion = formatVersion ?? configuration.formatVersion
+        }
+        if configuration.formatVersion == FormatConstants.version2 {
             configuration.subjectKeys = environment["AUDIT_BENCH_SUBJECT_KEYS"] == "1"
         }
         return configuration

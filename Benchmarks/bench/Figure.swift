@@ -17,6 +17,8 @@ struct Figure: Sendable {
     /// How values are shown.
     enum Unit: Sendable {
         case rate, seconds, megabytes
+        /// A share (0.001 is 0.1 %).
+        case fraction
     }
 
     var name: String
@@ -45,6 +47,7 @@ struct Figure: Sendable {
         case .rate: Timing.rate(number)
         case .seconds: Timing.duration(number)
         case .megabytes: Timing.short(number) + " MB"
+        case .fraction: String(format: "%.3f %%", number * 100)
         }
     }
 

@@ -3,6 +3,8 @@ import Foundation
 /// Collects the figures of a run: prints each as it is measured, and the table at the end.
 final class Summary {
     private(set) var figures: [Figure] = []
+    /// Comparisons that could not run here, and why.
+    private(set) var skipped: [(name: String, reason: String)] = []
 
     /// Records and prints a figure.
     func add(_ figure: Figure) {
@@ -13,6 +15,11 @@ final class Summary {
         }
         if figure.target != nil { line += "  | target \(figure.targetText): \(figure.statusText)" }
         Self.say(line)
+    }
+
+    /// Records a comparison that could not run (the table lists it: a skip is never silent).
+    func skip(_ name: String, because reason: String) {
+        skipped.append((name, reason))
     }
 
     /// Prints a line at once (output may go to a pipe).
@@ -35,6 +42,7 @@ final class Summary {
                 [$0.name, $0.valueText, $0.referenceText, $0.ratioText, $0.targetText, $0.statusText]
             }
         Self.printTable(rows, title: "Summary")
+        for (name, reason) in skipped { Self.say("SKIPPED: \(name): \(reason)") }
         let missed = figures.filter { $0.passes == false }.map(\.name)
         Self.say(missed.isEmpty ? "All targets met." : "Targets missed: " + missed.joined(separator: "; "))
     }

@@ -1,10 +1,12 @@
 /*
- * The floor of the log's SQLite inserts: the same two tables, statements and pragmas as SQLiteLogStorage
- * (WAL, synchronous = FULL, 16 MiB cache), 500-byte entries, driven from C with nothing else per row. Compare its
- * CPU per row with the breakdown's "SQLite insert" row to see what the Swift side adds.
+ * The floor of the log's SQLite inserts: the same tables, statements and pragmas as SQLiteLogStorage (WAL,
+ * synchronous = FULL, 16 MiB cache), 500-byte entries, driven from C with nothing else per row. Compare its CPU per
+ * row with the breakdown's "SQLite insert" row to see what the Swift side adds. TABLES: 1 entries only, 2 with the
+ * delivery queue, 3 with the idempotency index too (a 16-byte pseudo-random tag per row under a unique index, as
+ * an event's HMAC tag is).
  *
  *   gcc -O2 Benchmarks/tools/sqlite-insert-floor.c -lsqlite3 -o /tmp/sqlite-insert-floor
- *   /tmp/sqlite-insert-floor DIRECTORY [ROWS [ROWS-PER-TRANSACTION [TABLES]]]   (defaults 100000 1000 2)
+ *   /tmp/sqlite-insert-floor DIRECTORY [ROWS [ROWS-PER-TRANSACTION [TABLES]]]   (defaults 100000 1000 3)
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -32,9 +34,9 @@ int main(int argc, char **argv) {
     }
     int rows = argc > 2 ? atoi(argv[2]) : 100000;
     int batch = argc > 3 ? atoi(argv[3]) : 1000;
-    int tables = argc > 4 ? atoi(argv[4]) : 2;
-    if (rows <= 0 || batch <= 0 || tables < 1 || tables > 2) {
-        fprintf(stderr, "ROWS and ROWS-PER-TRANSACTION must be positive, TABLES 1 or 2\n");
+    int tables = argc > 4 ? atoi(argv[4]) : 3;
+    if (rows <= 0 || batch <= 0 || tables < 1 || tables > 3) {
+        fprintf(stderr, "ROWS and ROWS-PER-TRANSACTION must be positive, TABLES 1, 2 or 3\n");
         return 2;
     }
     char path[4096];
@@ -48,10 +50,13 @@ int main(int argc, char **argv) {
                        "CREATE TABLE delivery (seq INTEGER PRIMARY KEY, priority INTEGER NOT NULL,"
                        " enqueued_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,"
                        " state INTEGER NOT NULL DEFAULT 0, reason TEXT NOT NULL DEFAULT '',"
-                       " detail TEXT NOT NULL DEFAULT '', hash BLOB NOT NULL, changed_at INTEGER NOT NULL)",
+                       " detail TEXT NOT NULL DEFAULT '', hash BLOB NOT NULL, changed_at INTEGER NOT NULL);"
+                       "CREATE TABLE idempotency (seq INTEGER PRIMARY KEY, tag BLOB NOT NULL,"
+                       " stamped INTEGER NOT NULL DEFAULT 0);"
+                       "CREATE UNIQUE INDEX idempotency_tag ON idempotency (tag)",
                        0, 0, 0),
           SQLITE_OK, db, "schema");
-    sqlite3_stmt *entry, *delivery;
+    sqlite3_stmt *entry, *delivery, *claim;
     check(sqlite3_prepare_v2(db, "INSERT INTO entries (seq, kind, time, hash, bytes) VALUES (?, ?, ?, ?, ?)", -1,
                              &entry, 0),
           SQLITE_OK, db, "prepare entries");
@@ -60,6 +65,9 @@ int main(int argc, char **argv) {
                              " hash, changed_at) VALUES (?, ?, ?, 0, 0, '', '', ?, ?)",
                              -1, &delivery, 0),
           SQLITE_OK, db, "prepare delivery");
+    check(sqlite3_prepare_v2(db, "INSERT INTO idempotency (seq, tag, stamped) VALUES (?, ?, ?)", -1, &claim, 0),
+          SQLITE_OK, db, "prepare idempotency");
+    unsigned long long state = 0x9e3779b97f4a7c15ULL;
     unsigned char bytes[500], hash[32];
     srand(1);
     for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = (unsigned char)rand();
@@ -78,7 +86,21 @@ int main(int argc, char **argv) {
             sqlite3_bind_blob(entry, 5, bytes, sizeof bytes, SQLITE_STATIC);
             check(sqlite3_step(entry), SQLITE_DONE, db, "insert entry");
             sqlite3_reset(entry);
-            if (tables == 2) {
+            if (tables == 3) {
+                unsigned long long tag[2];
+                for (int half = 0; half < 2; half++) { /* splitmix64: uniform, as HMAC outputs are */
+                    unsigned long long z = (state += 0x9e3779b97f4a7c15ULL);
+                    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+                    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+                    tag[half] = z ^ (z >> 31);
+                }
+                sqlite3_bind_int64(claim, 1, seq);
+                sqlite3_bind_blob(claim, 2, tag, sizeof tag, SQLITE_STATIC);
+                sqlite3_bind_int(claim, 3, 0);
+                check(sqlite3_step(claim), SQLITE_DONE, db, "insert idempotency");
+                sqlite3_reset(claim);
+            }
+            if (tables >= 2) {
                 sqlite3_bind_int64(delivery, 1, seq);
                 sqlite3_bind_int64(delivery, 2, 1);
                 sqlite3_bind_int64(delivery, 3, time);
@@ -96,6 +118,7 @@ int main(int argc, char **argv) {
            batch, wall / rows * 1e6, cpu / rows * 1e6);
     sqlite3_finalize(entry);
     sqlite3_finalize(delivery);
+    sqlite3_finalize(claim);
     sqlite3_close(db);
     char companion[4200];
     unlink(path);

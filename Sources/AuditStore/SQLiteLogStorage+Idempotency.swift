@@ -45,7 +45,7 @@ extension SQLiteLogStorage.EntryWriter {
         guard let key = Int64(exactly: seq), seq >= firstSeq else {
             throw LogStoreError(.invalidInput, "seq \(seq) is not one this transaction writes")
         }
-        let insert = try db.cachedStatement(sql: "INSERT INTO idempotency (seq, tag, stamped) VALUES (?, ?, ?)")
+        let insert = insertClaim
         for _ in 0..<2 {
             // Bound with SQLITE_STATIC: the tag's buffer outlives the step, which runs inside this closure.
             let code = tag.bytes.withUnsafeBytes { bytes in

@@ -299,6 +299,8 @@ extension SQLiteLogStorage {
         var claimedThrough: UInt64?
         private let insertEntry: Statement
         private let insertDelivery: Statement
+        /// The idempotency index's insert (``claim(_:for:occurredAtStamped:)``), looked up once per transaction.
+        let insertClaim: Statement
         private var buffer: [UInt8] = []
 
         init(_ db: Database, after head: ChainHead?) throws {
@@ -315,6 +317,7 @@ extension SQLiteLogStorage {
                     VALUES (?, ?, ?, 0, 0, '', '', ?, ?)
                     """
             )
+            insertClaim = try db.cachedStatement(sql: "INSERT INTO idempotency (seq, tag, stamped) VALUES (?, ?, ?)")
         }
 
         /// Ends the writer's use: the transaction is over.
