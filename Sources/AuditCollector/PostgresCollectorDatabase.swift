@@ -214,7 +214,10 @@ public final class PostgresCollectorDatabase: CollectorDatabase, Service {
         ).sorted { $0.lexicographicallyPrecedes($1) }
         guard let first = keys.first else { return nil }
         guard keys.count > 1 else {
-            return ("SELECT pg_advisory_xact_lock(?::int4, ?::int4)", [.integer(Int64(first[0])), .integer(Int64(first[1]))])
+            return (
+                "SELECT pg_advisory_xact_lock(?::int4, ?::int4)",
+                [.integer(Int64(first[0])), .integer(Int64(first[1]))]
+            )
         }
         // One round trip: a VALUES scan emits its rows in the order listed (the sorted one), and the aggregate takes
         // each row's lock as it reads it.

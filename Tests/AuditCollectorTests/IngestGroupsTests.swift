@@ -90,7 +90,10 @@ import Testing
     func concurrentGroups() async throws {
         let running = Mutex((now: 0, most: 0))
         let groups = IngestGroups<Int, Int>(maxBatches: 1, maxEntries: 1, concurrentGroups: 3) { requests in
-            running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+            running.withLock {
+                $0.now += 1
+                $0.most = max($0.most, $0.now)
+            }
             try? await Task.sleep(for: .milliseconds(20))
             running.withLock { $0.now -= 1 }
             return requests.map { .success($0) }
