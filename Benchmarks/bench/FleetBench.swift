@@ -182,6 +182,14 @@ enum FleetBench {
             var configuration = CollectorConfiguration(databasePath: database)
             configuration.keyPath = key
             configuration.port = 0
+            // The group commit's settings, to compare them (Benchmarks/README.md, "Fleet").
+            let environment = ProcessInfo.processInfo.environment
+            if let value = environment["AUDIT_BENCH_GROUP_BATCHES"].flatMap(Int.init) {
+                configuration.groupCommit.maxBatches = value
+            }
+            if let value = environment["AUDIT_BENCH_CONCURRENT_GROUPS"].flatMap(Int.init) {
+                configuration.groupCommit.concurrentGroups = value
+            }
             servers.append(try await CollectorServer(configuration: configuration))
         }
         let total = chains.reduce(0) { $0 + $1.entries.count }
