@@ -106,32 +106,38 @@ public final class Collector: Sendable {
             entries: incoming,
             checkpoint: batch.checkpoint,
             trusted: trusted,
-            receivedAt: clock(),
-            treeFrom: batch.version == SyncWire.treeVersion ? .some(batch.treeSize) : nil
+            receivedAt: clock()
         )
         if !outcome.replayed { logKeys.remember(outcome.keys, of: batch.logId) }
-        let response = try await response(batch, results: outcome.results, head: outcome.head, tree: outcome.tree)
+        let response = try await response(
+            batch,
+            results: outcome.results,
+            head: outcome.head,
+            committed: outcome.committed
+        )
         return (response, outcome.checkpoint, outcome.incidentsNotKept, prepareDuration + outcome.decideDuration)
     }
 
     /// The answer in the batch's version: a JSON receipt for the head (1), or the tree's signed checkpoint with its
-    /// proofs (2). Both are made from what the commit stored: `tree`, read in the ingest transaction, or else the
-    /// tree as it is now.
+    /// proofs (2). Both are made from what the commit stored: the tree as the batch's transaction left it
+    /// (`committed`), or else the tree as it is now.
     private func response(
         _ batch: SyncBatch,
         results: [SyncEntryResult],
         head: CollectorHead?,
-        tree: TreeReceiptParts? = nil
+        committed: CommittedTree? = nil
     ) async throws
         -> SyncResponse
     {
         guard batch.version == SyncWire.treeVersion else {
             return SyncResponse(results: results, receipt: head.map { receipt(logId: batch.logId, head: $0) })
         }
-        if let tree {
+        if let committed,
+            let parts = try await store.treeReceiptParts(logId: batch.logId, from: batch.treeSize, committed: committed)
+        {
             return SyncResponse(
                 results: results,
-                treeReceipt: try await treeReceipt(logId: batch.logId, parts: tree, from: batch.treeSize)
+                treeReceipt: try await treeReceipt(logId: batch.logId, parts: parts, from: batch.treeSize)
             )
         }
         return SyncResponse(

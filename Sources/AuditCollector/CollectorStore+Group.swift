@@ -28,6 +28,12 @@ public struct GroupCommit: Sendable, Equatable {
     }
 }
 
+/// A log's tree and head as a transaction committed them.
+struct CommittedTree: Sendable {
+    var tree: CollectorStore.TreeState
+    var head: CollectorHead
+}
+
 /// One batch waiting for its group transaction.
 struct IngestRequest: Sendable {
     var batch: CollectorStore.BatchKey
@@ -35,8 +41,6 @@ struct IngestRequest: Sendable {
     var checkpoint: SignedCheckpoint?
     var trusted: [KeyID: Curve25519.Signing.PublicKey]
     var receivedAt: AuditTimestamp
-    /// For a tree receipt, the batch's `treeSize`; nil for none.
-    var treeFrom: UInt64??
 }
 
 extension CollectorStore {
@@ -71,8 +75,8 @@ extension CollectorStore {
             do {
                 let outcomes = try await database.write(logs: current.map { requests[$0].batch.logId }) { db in
                     var outcomes: [Outcome] = []
-                    // Each log's tree and head as the last batch of it in this group left them (nil: read them).
-                    var latest: [[UInt8]: (tree: TreeState, head: CollectorHead)?] = [:]
+                    // Each log's tree and head as the last batch of it in this group left them.
+                    var latest: [[UInt8]: CommittedTree?] = [:]
                     for index in current {
                         do {
                             let (outcome, state) = try Self.ingestOne(db, requests[index], maxIncidents: maxIncidents)
@@ -83,20 +87,10 @@ extension CollectorStore {
                         }
                     }
                     try Self.pruneBatches(db)
-                    // Every batch's answer reads its log's tree after the whole group: it covers its entries.
+                    // Every batch's answer is made of its log's tree as the whole group left it: it covers its
+                    // entries.
                     for (position, index) in current.enumerated() {
-                        guard case .some(let from) = requests[index].treeFrom else { continue }
-                        let logId = requests[index].batch.logId
-                        do {
-                            outcomes[position].tree = try Self.treeReceiptParts(
-                                db,
-                                logId: logId,
-                                from: from,
-                                current: latest[logId] ?? nil
-                            )
-                        } catch {
-                            throw GroupMemberFailure(index: index, error: error)
-                        }
+                        outcomes[position].committed = latest[requests[index].batch.logId] ?? nil
                     }
                     return outcomes
                 }
@@ -120,7 +114,7 @@ extension CollectorStore {
         _ db: any SQLSession,
         _ request: IngestRequest,
         maxIncidents: Int
-    ) throws -> (Outcome, (tree: TreeState, head: CollectorHead)?) {
+    ) throws -> (Outcome, CommittedTree?) {
         let batch = request.batch
         var remembered = false
         if let results = try Self.replay(db, batch, remembered: &remembered) {
@@ -180,6 +174,6 @@ extension CollectorStore {
             outcome.incidentsNotKept += recorded.incidentsNotKept
         }
         guard let head, let grown else { return (outcome, nil) }
-        return (outcome, (grown, head))
+        return (outcome, CommittedTree(tree: grown, head: head))
     }
 }

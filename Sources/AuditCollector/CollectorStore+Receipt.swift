@@ -34,6 +34,15 @@ extension CollectorStore {
         }
     }
 
+    /// The parts of a receipt for the log's tree as a transaction committed it: its size, root and proofs computed
+    /// from the tiles read now (a stored tile's hashes are never rewritten, so tiles read after later commits give
+    /// the same tree at that size); nil when that tree is empty or does not cover its head.
+    func treeReceiptParts(logId: [UInt8], from: UInt64?, committed: CommittedTree) async throws -> TreeReceiptParts? {
+        try await database.read { db in
+            try Self.treeReceiptParts(db, logId: logId, from: from, current: (committed.tree, committed.head))
+        }
+    }
+
     /// nil when the tree is empty or does not cover the head yet.
     /// - Parameter current: the log's tree state and head as this transaction last wrote them, if the caller has
     ///   them (else they are read).

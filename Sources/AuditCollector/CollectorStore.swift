@@ -89,31 +89,27 @@ public final class CollectorStore: Sendable {
         var decideDuration: Duration = .zero
         /// The log's keys after the batch, as its transaction read and changed them (empty when replayed).
         var keys: [KeyID: KeyGrant] = [:]
-        /// The parts of the log's tree receipt, read in the same transaction after every batch of its group (nil
-        /// when not asked for, or when the tree is empty or does not cover the head).
-        var tree: TreeReceiptParts? = nil
+        /// The log's tree and head as the batch's group transaction left them (nil for a replayed batch or a log
+        /// without a head): its receipt is made of them (``treeReceiptParts(logId:from:committed:)``).
+        var committed: CommittedTree? = nil
     }
 
     /// Decides and stores a batch, then advances the head, in the transaction of its group (``IngestGroups``);
     /// replays the results of a batch already seen with the same id and content unless some of its entries were
     /// refused as retryable.
-    /// - Parameter treeFrom: when the answer is a tree receipt, the batch's `treeSize` (`.some(nil)`: none): its
-    ///   parts are read in the same transaction. Nil for no tree receipt.
     func ingest(
         batch: BatchKey,
         entries: [IncomingEntry],
         checkpoint: SignedCheckpoint?,
         trusted: [KeyID: Curve25519.Signing.PublicKey],
-        receivedAt: AuditTimestamp,
-        treeFrom: UInt64?? = nil
+        receivedAt: AuditTimestamp
     ) async throws -> Outcome {
         let request = IngestRequest(
             batch: batch,
             entries: entries,
             checkpoint: checkpoint,
             trusted: trusted,
-            receivedAt: receivedAt,
-            treeFrom: treeFrom
+            receivedAt: receivedAt
         )
         return try await groups.submit(request, entries: entries.count)
     }

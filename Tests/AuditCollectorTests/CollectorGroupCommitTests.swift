@@ -95,8 +95,7 @@ import TransparencyLog
                 entries: IncomingEntry.prepare(batch.entries, knownKeys: [:], held: [:]),
                 checkpoint: nil,
                 trusted: [:],
-                receivedAt: AuditTimestamp.now(),
-                treeFrom: .some(nil)
+                receivedAt: AuditTimestamp.now()
             )
         }
         let answers = await CollectorStore.runGroup(requests, database: store.database, maxIncidents: 10)
@@ -110,7 +109,7 @@ import TransparencyLog
             let outcome = try answer.get()
             #expect(outcome.results.map(\.status) == [.accepted, .accepted, .accepted])
             #expect(outcome.head?.seq == 2)
-            #expect(outcome.tree?.size == 3 && outcome.tree?.seq == 2)
+            #expect(outcome.committed?.tree.size == 3 && outcome.committed?.head.seq == 2)
             #expect(outcome.keys.count == 1)
         }
         try await Self.expectTrees([chains[0], chains[1], chains[3]], in: store)
