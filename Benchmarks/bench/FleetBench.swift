@@ -66,20 +66,29 @@ enum FleetBench {
         }
         // A fleet at one event per device per minute sends mostly one-entry batches: each is a transaction and a
         // signed checkpoint of its own, so what bounds it is the cost per batch, not per entry.
-        let small = try (0..<logs).map { _ in try Self.chain(count: options.quick ? 60 : 150) }
+        // 64 logs at once (issue 35): enough concurrent batches for the collector to group them.
+        let smallLogs = options.quick ? 16 : 64
+        let small = try (0..<smallLogs).map { _ in try Self.chain(count: options.quick ? 30 : 60) }
         for configuration in configurations {
             if PostgresSettings.isURL(configuration.database) { try await empty(configuration.database) }
+            var latencies: [Double] = []
             let batches = try await ingest(
                 small,
                 database: configuration.database,
                 replicas: configuration.replicas,
                 key: key,
-                batchSize: 1
+                batchSize: 1,
+                latencies: &latencies
             )
-            Summary.say("  \(configuration.name), one-entry batches: \(Timing.grouped(batches)) batches/s")
+            latencies.sort()
+            Summary.say(
+                "  \(configuration.name), one-entry batches: \(Timing.grouped(batches)) batches/s; answer p50 "
+                    + "\(Timing.duration(Timing.percentile(latencies, 0.5))), p99 "
+                    + "\(Timing.duration(Timing.percentile(latencies, 0.99)))"
+            )
             summary.add(
                 Figure(
-                    name: "collector ingest, one-entry batches, \(logs) logs at once: \(configuration.name)",
+                    name: "collector ingest, one-entry batches, \(smallLogs) logs at once: \(configuration.name)",
                     value: batches,
                     unit: .rate,
                     reference: 100_000.0 / 60,
@@ -89,12 +98,14 @@ enum FleetBench {
         }
         for configuration in configurations {
             if PostgresSettings.isURL(configuration.database) { try await empty(configuration.database) }
+            var latencies: [Double] = []
             let rate = try await ingest(
                 chains,
                 database: configuration.database,
                 replicas: configuration.replicas,
                 key: key,
-                batchSize: batchSize
+                batchSize: batchSize,
+                latencies: &latencies
             )
             Summary.say(
                 "  \(configuration.name): \(Timing.grouped(rate)) entries/s, \(String(format: "%.2f", rate / reference))"
@@ -156,19 +167,29 @@ enum FleetBench {
     }
 
     /// Entries per second: every log's batches posted by its own client, all logs at once, to `replicas` servers
-    /// on `database` (log `i`'s batches to the replicas in turn, starting with replica `i % replicas`).
+    /// on `database` (log `i`'s batches to the replicas in turn, starting with replica `i % replicas`); each
+    /// batch's answer time (seconds, from send to verified answer) is appended to `latencies`.
     static func ingest(
         _ chains: [(entries: [SealedEntry], logId: [UInt8])],
         database: String,
         replicas: Int,
         key: String,
-        batchSize: Int
+        batchSize: Int,
+        latencies: inout [Double]
     ) async throws -> Double {
         var servers: [CollectorServer] = []
         for _ in 0..<replicas {
             var configuration = CollectorConfiguration(databasePath: database)
             configuration.keyPath = key
             configuration.port = 0
+            // The group commit's settings, to compare them (Benchmarks/README.md, "Fleet").
+            let environment = ProcessInfo.processInfo.environment
+            if let value = environment["AUDIT_BENCH_GROUP_BATCHES"].flatMap(Int.init) {
+                configuration.groupCommit.maxBatches = value
+            }
+            if let value = environment["AUDIT_BENCH_CONCURRENT_GROUPS"].flatMap(Int.init) {
+                configuration.groupCommit.concurrentGroups = value
+            }
             servers.append(try await CollectorServer(configuration: configuration))
         }
         let total = chains.reduce(0) { $0 + $1.entries.count }
@@ -190,9 +211,10 @@ enum FleetBench {
                 HTTPSyncTransport(backend: URL(string: "http://127.0.0.1:\(port)")!, token: nil, timeout: .seconds(300))
             }
             let start = ContinuousClock.now
-            try await withThrowingTaskGroup(of: Void.self) { clients in
+            latencies = try await withThrowingTaskGroup(of: [Double].self) { clients in
                 for (index, chain) in chains.enumerated() {
                     clients.addTask {
+                        var times: [Double] = []
                         var treeSize: UInt64?
                         for (number, from) in stride(from: 0, to: chain.entries.count, by: batchSize).enumerated() {
                             let chosen = chain.entries[from..<min(from + batchSize, chain.entries.count)]
@@ -203,7 +225,9 @@ enum FleetBench {
                                 checkpoint: nil,
                                 treeSize: treeSize
                             )
+                            let sent = ContinuousClock.now
                             let outcome = await transports[(index + number) % transports.count].send(batch)
+                            times.append(Timing.seconds(ContinuousClock.now - sent))
                             guard case .response(200, _, let body) = outcome,
                                 let response = try? SyncResponse(json: try JSONValue(parsing: body)),
                                 response.results.allSatisfy({ $0.status == .accepted }),
@@ -211,9 +235,12 @@ enum FleetBench {
                             else { throw BenchError("log \(index) batch \(number) was not accepted: \(outcome)") }
                             treeSize = receipt.leafIndex + 1
                         }
+                        return times
                     }
                 }
-                try await clients.waitForAll()
+                var all: [Double] = []
+                for try await times in clients { all += times }
+                return all
             }
             seconds = Timing.seconds(ContinuousClock.now - start)
             group.cancelAll()

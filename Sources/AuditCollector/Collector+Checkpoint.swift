@@ -31,6 +31,11 @@ extension Collector {
     /// - Parameter from: the batch's `treeSize`, for the consistency proof.
     public func treeReceipt(logId: [UInt8], from: UInt64?) async throws -> TreeReceipt? {
         guard let parts = try await store.treeReceiptParts(logId: logId, from: from) else { return nil }
+        return try await treeReceipt(logId: logId, parts: parts, from: from)
+    }
+
+    /// The version 2 receipt made of `parts`, read from one state of the log's tree (the ingest transaction's).
+    func treeReceipt(logId: [UInt8], parts: TreeReceiptParts, from: UInt64?) async throws -> TreeReceipt {
         let signed = try signedCheckpoint(logId: logId, size: parts.size, rootHash: parts.root)
         let note = await witnessed(signed, logId: logId, size: parts.size)
         return TreeReceipt(

@@ -21,6 +21,8 @@ public final class Collector: Sendable {
     public let witnessActivity = WitnessActivity()
     /// Where witness failures are logged.
     let logger: Logger
+    /// Each log's keys as this process last stored them, to check signatures before the transaction.
+    let logKeys = LogKeyCache()
     private let clock: @Sendable () -> AuditTimestamp
 
     /// The name a collector gives its logs unless configured.
@@ -79,7 +81,14 @@ public final class Collector: Sendable {
             let head = try await store.head(logId: batch.logId)
             return (try await response(batch, results: [], head: head), nil, 0, nil)
         }
-        let preview = try await store.preview(logId: batch.logId, seqs: batch.entries.map(\.seq))
+        // The log's keys as its last transaction in this process left them, or read now: only to check signatures
+        // in advance, on all cores and outside the transaction, which decides with the keys and entries it reads.
+        var preview: (keys: [KeyID: KeyGrant], held: [UInt64: HeldEntry])
+        if let keys = logKeys.keys(of: batch.logId) {
+            preview = (keys, [:])
+        } else {
+            preview = try await store.preview(logId: batch.logId, seqs: batch.entries.map(\.seq))
+        }
         var known = trusted
         for (id, grant) in preview.keys { known[id] = grant.publicKey }
         let items = batch.entries
@@ -99,21 +108,37 @@ public final class Collector: Sendable {
             trusted: trusted,
             receivedAt: clock()
         )
-        let response = try await response(batch, results: outcome.results, head: outcome.head)
+        if !outcome.replayed { logKeys.remember(outcome.keys, of: batch.logId) }
+        let response = try await response(
+            batch,
+            results: outcome.results,
+            head: outcome.head,
+            committed: outcome.committed
+        )
         return (response, outcome.checkpoint, outcome.incidentsNotKept, prepareDuration + outcome.decideDuration)
     }
 
     /// The answer in the batch's version: a JSON receipt for the head (1), or the tree's signed checkpoint with its
-    /// proofs (2). Both are made after the commit, from what it stored.
+    /// proofs (2). Both are made from what the commit stored: the tree as the batch's transaction left it
+    /// (`committed`), or else the tree as it is now.
     private func response(
         _ batch: SyncBatch,
         results: [SyncEntryResult],
-        head: CollectorHead?
+        head: CollectorHead?,
+        committed: CommittedTree? = nil
     ) async throws
         -> SyncResponse
     {
         guard batch.version == SyncWire.treeVersion else {
             return SyncResponse(results: results, receipt: head.map { receipt(logId: batch.logId, head: $0) })
+        }
+        if let committed,
+            let parts = try await store.treeReceiptParts(logId: batch.logId, from: batch.treeSize, committed: committed)
+        {
+            return SyncResponse(
+                results: results,
+                treeReceipt: try await treeReceipt(logId: batch.logId, parts: parts, from: batch.treeSize)
+            )
         }
         return SyncResponse(
             results: results,

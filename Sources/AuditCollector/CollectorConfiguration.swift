@@ -44,6 +44,8 @@ public struct CollectorConfiguration: Sendable {
     public var limits = ServerLimits()
     /// Incidents (forks, chain breaks, checkpoint conflicts) kept as evidence per log; past it they are counted.
     public var maxIncidentsPerLog = CollectorStore.defaultMaxIncidentsPerLog
+    /// How concurrent batches share write transactions (docs/COLLECTOR.md section 7).
+    public var groupCommit = GroupCommit()
     /// The name this collector gives its logs' checkpoints: each log's origin line and note key name are
     /// `<name>/<log id hex>` (docs/TRANSPARENCY.md). A schema-less URL naming the collector, as tlog-checkpoint
     /// recommends.
@@ -99,7 +101,11 @@ public struct CollectorConfiguration: Sendable {
         -> CollectorStore
     {
         guard usesPostgres else {
-            return try CollectorStore(path: databasePath, maxIncidentsPerLog: maxIncidentsPerLog)
+            return try CollectorStore(
+                path: databasePath,
+                maxIncidentsPerLog: maxIncidentsPerLog,
+                groupCommit: groupCommit
+            )
         }
         let settings = try postgresSettings()
         do {
@@ -110,7 +116,11 @@ public struct CollectorConfiguration: Sendable {
                 logger: logger
             )
             do {
-                return try await CollectorStore(database: database, maxIncidentsPerLog: maxIncidentsPerLog)
+                return try await CollectorStore(
+                    database: database,
+                    maxIncidentsPerLog: maxIncidentsPerLog,
+                    groupCommit: groupCommit
+                )
             } catch {
                 await database.close()
                 throw error
@@ -197,6 +207,7 @@ public struct CollectorConfiguration: Sendable {
             )
         }
         if let problem = limits.problem { throw CollectorError(.invalidConfiguration, problem) }
+        if let problem = groupCommit.problem { throw CollectorError(.invalidConfiguration, problem) }
         if let problem = operations.problem(allowPlainHTTP: allowPlainHTTP) {
             throw CollectorError(.invalidConfiguration, problem)
         }

@@ -88,14 +88,18 @@ extension CollectorStore {
 
     /// Records the accepted entries at or below the tree's `coveredSeq` as not leaves: the tree has passed them
     /// (they sat inside a gap a removal record bridged). Called in the ingest transaction, before the tree grows.
-    static func recordNonleaves(_ db: any SQLSession, logId: [UInt8], accepted seqs: [UInt64]) throws {
-        guard let covered = try treeState(db, logId: logId).coveredSeq else { return }
+    /// - Returns: the tree's state, as read here.
+    @discardableResult
+    static func recordNonleaves(_ db: any SQLSession, logId: [UInt8], accepted seqs: [UInt64]) throws -> TreeState {
+        let state = try treeState(db, logId: logId)
+        guard let covered = state.coveredSeq else { return state }
         try db.insert(
             into: "tree_nonleaves",
             columns: ["logId", "seq"],
             rows: seqs.filter { $0 <= covered }.map { [.blob(logId), .unsigned($0)] },
             suffix: "ON CONFLICT DO NOTHING"
         )
+        return state
     }
 
     /// Records which seq starts each entry bundle among `seqs`, the leaves appended at `size` (one row per 256).

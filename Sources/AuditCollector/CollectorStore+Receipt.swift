@@ -34,10 +34,27 @@ extension CollectorStore {
         }
     }
 
+    /// The parts of a receipt for the log's tree as a transaction committed it: its size, root and proofs computed
+    /// from the tiles read now (a stored tile's hashes are never rewritten, so tiles read after later commits give
+    /// the same tree at that size); nil when that tree is empty or does not cover its head.
+    func treeReceiptParts(logId: [UInt8], from: UInt64?, committed: CommittedTree) async throws -> TreeReceiptParts? {
+        try await database.read { db in
+            try Self.treeReceiptParts(db, logId: logId, from: from, current: (committed.tree, committed.head))
+        }
+    }
+
     /// nil when the tree is empty or does not cover the head yet.
-    static func treeReceiptParts(_ db: any SQLSession, logId: [UInt8], from: UInt64?) throws -> TreeReceiptParts? {
-        let state = try treeState(db, logId: logId)
-        guard state.size > 0, let head = try head(db, logId: logId), state.coveredSeq == head.seq else { return nil }
+    /// - Parameter current: the log's tree state and head as this transaction last wrote them, if the caller has
+    ///   them (else they are read).
+    static func treeReceiptParts(
+        _ db: any SQLSession,
+        logId: [UInt8],
+        from: UInt64?,
+        current: (tree: TreeState, head: CollectorHead)? = nil
+    ) throws -> TreeReceiptParts? {
+        let state = try current?.tree ?? treeState(db, logId: logId)
+        guard state.size > 0, let head = try current?.head ?? head(db, logId: logId), state.coveredSeq == head.seq
+        else { return nil }
         let nodes = try treeTiles(db, logId: logId).nodes()
         var consistency: [[UInt8]]?
         if let from, from > 0, from < state.size {

@@ -176,11 +176,25 @@ extension CollectorStore {
     }
 
     /// Re-advances the stored head (after every batch: a removal record often bridges a gap left earlier).
+    /// - Parameters:
+    ///   - known: the entries the batch stored, by seq (``growTree(_:logId:head:known:state:)``).
+    ///   - tree: the tree's state as read in this transaction, if the caller has it.
     static func advanceHead(
         _ db: any SQLSession,
         logId: [UInt8],
-        known: [UInt64: [UInt8]] = [:]
+        known: [UInt64: [UInt8]] = [:],
+        tree: TreeState? = nil
     ) throws -> CollectorHead? {
+        try advanceHeadAndTree(db, logId: logId, known: known, tree: tree).head
+    }
+
+    /// ``advanceHead(_:logId:known:tree:)``, also giving the tree's state after it grew (nil without a head).
+    static func advanceHeadAndTree(
+        _ db: any SQLSession,
+        logId: [UInt8],
+        known: [UInt64: [UInt8]] = [:],
+        tree: TreeState? = nil
+    ) throws -> (head: CollectorHead?, tree: TreeState?) {
         let old = try head(db, logId: logId)
         var chain = StoreChain(db: db, logId: logId)
         let new = try HeadAdvancer.advance(old, in: &chain)
@@ -194,16 +208,23 @@ extension CollectorStore {
             )
         }
         // The tree grows with the head, in the same transaction; a log from before the tree gets its whole tree here.
-        if let new { try growTree(db, logId: logId, head: new, known: known) }
-        return new
+        guard let new else { return (nil, nil) }
+        return (new, try growTree(db, logId: logId, head: new, known: known, state: tree))
     }
 
-    static func replay(_ db: any SQLSession, _ batch: BatchKey) throws -> [SyncEntryResult]? {
-        guard
-            let row = try db.row(
-                "SELECT logId, digest, results, retryable FROM batches WHERE batchId = ?",
-                [.text(batch.batchId)]
-            ),
+    /// The stored results of the batch with this id and content, unless some were refused as retryable; nil
+    /// otherwise. `remembered` tells whether a batch with its id is remembered at all.
+    static func replay(
+        _ db: any SQLSession,
+        _ batch: BatchKey,
+        remembered: inout Bool
+    ) throws -> [SyncEntryResult]? {
+        let row = try db.row(
+            "SELECT logId, digest, results, retryable FROM batches WHERE batchId = ?",
+            [.text(batch.batchId)]
+        )
+        remembered = row != nil
+        guard let row,
             try row.blob("logId") == batch.logId, try row.blob("digest") == batch.digest,
             try row.integer("retryable") == 0,
             let json = try? JSONValue(parsing: try row.blob("results")),
@@ -212,15 +233,17 @@ extension CollectorStore {
         return response.results
     }
 
+    /// Remembers the batch's results for replay; `replacing`: a batch with its id is remembered already.
     static func remember(
         _ db: any SQLSession,
         _ batch: BatchKey,
         results: [SyncEntryResult],
-        receivedAt: AuditTimestamp
+        receivedAt: AuditTimestamp,
+        replacing: Bool = true
     ) throws {
         let encoded = SyncResponse(results: results, receipt: nil).json.canonicalBytes
         // Deleted and inserted again (not updated), so that a batch sent again is the newest one remembered.
-        try db.execute("DELETE FROM batches WHERE batchId = ?", [.text(batch.batchId)])
+        if replacing { try db.execute("DELETE FROM batches WHERE batchId = ?", [.text(batch.batchId)]) }
         try db.execute(
             "INSERT INTO batches (batchId, logId, digest, results, retryable, receivedAt) VALUES (?, ?, ?, ?, ?, ?)",
             [
@@ -228,6 +251,10 @@ extension CollectorStore {
                 .integer(results.contains(where: \.isRetryable) ? 1 : 0), .integer(receivedAt.millisecondsSinceEpoch),
             ]
         )
+    }
+
+    /// Forgets all but the ``batchMemory`` newest batch results (once per group transaction).
+    static func pruneBatches(_ db: any SQLSession) throws {
         switch db.dialect {
         case .sqlite:
             try db.execute(
@@ -280,6 +307,11 @@ struct StoreChain: HeldChain {
     }
 
     mutating func nextHeld(after seq: UInt64) throws -> UInt64? {
+        // Inside the window the cache holds every held entry: the next one is there, or past the window.
+        if let window, window.contains(seq), seq < window.upperBound {
+            if let next = cache.keys.filter({ $0 > seq }).min() { return next }
+            if window.upperBound == UInt64(Int64.max) { return nil }
+        }
         let next = try db.integer(
             "SELECT MIN(seq) FROM entries WHERE logId = ? AND seq > ?",
             [.blob(logId), .integer(Int64(clamping: seq))]

@@ -38,22 +38,32 @@ extension CollectorStore {
     /// 4 096 entries, and the seq of every leaf whose index is a multiple of 256 goes to `tree_bundles` (the leaf
     /// index, ``recordBundles(_:logId:leaves:from:)``).
     @discardableResult
-    /// - Parameter known: serialized entries by seq the caller holds in memory (the batch just stored), so that
-    ///   only older entries are read back.
+    /// - Parameters:
+    ///   - known: serialized entries by seq the caller holds in memory (the batch just stored), so that only older
+    ///     entries are read back; when they are every seq the tree grows by, nothing is read back.
+    ///   - state: the tree's state as read in this transaction, if the caller has it.
     static func growTree(
         _ db: any SQLSession,
         logId: [UInt8],
         head: CollectorHead,
-        known: [UInt64: [UInt8]] = [:]
+        known: [UInt64: [UInt8]] = [:],
+        state read: TreeState? = nil
     ) throws -> TreeState {
-        var state = try treeState(db, logId: logId)
+        var state = try read ?? treeState(db, logId: logId)
         if let covered = state.coveredSeq, covered >= head.seq { return state }
         var after: Int64 = state.coveredSeq.map { Int64(bitPattern: $0) } ?? -1
         while true {
-            let seqs = try db.rows(
-                "SELECT seq FROM entries WHERE logId = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 4096",
-                [.blob(logId), .integer(after), .integer(Int64(bitPattern: head.seq))]
-            ).map { try $0.integer("seq") }
+            let from = UInt64(bitPattern: after &+ 1)
+            let seqs: [Int64]
+            if from <= head.seq, head.seq - from < 4096, (from...head.seq).allSatisfy({ known[$0] != nil }) {
+                // Every seq up to the head was stored by this batch: those are the leaves, none else is held there.
+                seqs = (from...head.seq).map { Int64(bitPattern: $0) }
+            } else {
+                seqs = try db.rows(
+                    "SELECT seq FROM entries WHERE logId = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 4096",
+                    [.blob(logId), .integer(after), .integer(Int64(bitPattern: head.seq))]
+                ).map { try $0.integer("seq") }
+            }
             guard let last = seqs.last else { break }
             let tiles = try treeTiles(db, logId: logId)
             let leaves = try seqs.map { seq in

@@ -13,6 +13,8 @@ public final class CollectorStore: Sendable {
     public let database: any CollectorDatabase
     /// Incidents (forks, chain breaks, checkpoint conflicts) kept per log; past it they are only counted.
     public let maxIncidentsPerLog: Int
+    /// The group commit of concurrent batches (``IngestGroups``).
+    let groups: IngestGroups<IngestRequest, Outcome>
 
     /// Opens (creating if needed) the SQLite database at `path` and migrates it. A new database is created with
     /// mode 0600 whatever the umask, and so are its WAL and shared-memory files (SQLite gives them the database
@@ -20,11 +22,17 @@ public final class CollectorStore: Sendable {
     /// - Parameters:
     ///   - path: the database file.
     ///   - maxIncidentsPerLog: incidents kept per log (at least 1).
+    ///   - groupCommit: how concurrent batches share transactions.
     /// - Throws: ``CollectorError`` if SQLite cannot open it or it has another schema.
-    public init(path: String, maxIncidentsPerLog: Int = CollectorStore.defaultMaxIncidentsPerLog) throws(CollectorError)
-    {
+    public init(
+        path: String,
+        maxIncidentsPerLog: Int = CollectorStore.defaultMaxIncidentsPerLog,
+        groupCommit: GroupCommit = GroupCommit()
+    ) throws(CollectorError) {
+        let database = try SQLiteCollectorDatabase(path: path) { session in try CollectorSchema.migrate(session) }
         self.maxIncidentsPerLog = max(1, maxIncidentsPerLog)
-        database = try SQLiteCollectorDatabase(path: path) { session in try CollectorSchema.migrate(session) }
+        self.database = database
+        groups = Self.groups(database, groupCommit: groupCommit, maxIncidents: self.maxIncidentsPerLog)
     }
 
     /// Opens a store on `database` and applies its missing migrations, once, whatever other replica starts at the
@@ -32,12 +40,14 @@ public final class CollectorStore: Sendable {
     /// - Throws: ``CollectorError`` for a database of another schema, or the engine's error.
     public init(
         database: any CollectorDatabase,
-        maxIncidentsPerLog: Int = CollectorStore.defaultMaxIncidentsPerLog
+        maxIncidentsPerLog: Int = CollectorStore.defaultMaxIncidentsPerLog,
+        groupCommit: GroupCommit = GroupCommit()
     )
         async throws
     {
         self.maxIncidentsPerLog = max(1, maxIncidentsPerLog)
         self.database = database
+        groups = Self.groups(database, groupCommit: groupCommit, maxIncidents: self.maxIncidentsPerLog)
         _ = try await database.exclusive { session in try CollectorSchema.migrate(session) }
     }
 
@@ -77,10 +87,16 @@ public final class CollectorStore: Sendable {
         var incidentsNotKept = 0
         /// How long deciding the entries' results took (``IngestDecider``, no database work); zero when replayed.
         var decideDuration: Duration = .zero
+        /// The log's keys after the batch, as its transaction read and changed them (empty when replayed).
+        var keys: [KeyID: KeyGrant] = [:]
+        /// The log's tree and head as the batch's group transaction left them (nil for a replayed batch or a log
+        /// without a head): its receipt is made of them (``treeReceiptParts(logId:from:committed:)``).
+        var committed: CommittedTree? = nil
     }
 
-    /// Decides and stores a batch in one transaction, then advances the head; replays the results of a batch
-    /// already seen with the same id and content unless some of its entries were refused as retryable.
+    /// Decides and stores a batch, then advances the head, in the transaction of its group (``IngestGroups``);
+    /// replays the results of a batch already seen with the same id and content unless some of its entries were
+    /// refused as retryable.
     func ingest(
         batch: BatchKey,
         entries: [IncomingEntry],
@@ -88,53 +104,14 @@ public final class CollectorStore: Sendable {
         trusted: [KeyID: Curve25519.Signing.PublicKey],
         receivedAt: AuditTimestamp
     ) async throws -> Outcome {
-        let maxIncidents = maxIncidentsPerLog
-        return try await database.write(log: batch.logId) { db in
-            if let results = try Self.replay(db, batch) {
-                return Outcome(results: results, head: try Self.head(db, logId: batch.logId), replayed: true)
-            }
-            let keys = try Self.keys(db, logId: batch.logId)
-            let held = try Self.held(db, logId: batch.logId, around: entries.map(\.seq))
-            let deciding = ContinuousClock.now
-            let plan = IngestDecider.plan(entries, logId: batch.logId, trusted: trusted, keys: keys, held: held)
-            let decideDuration = ContinuousClock.now - deciding
-            let notKept = try Self.apply(
-                plan,
-                db,
-                logId: batch.logId,
-                receivedAt: receivedAt,
-                maxIncidents: maxIncidents
-            )
-            try Self.recordNonleaves(db, logId: batch.logId, accepted: plan.accepted.map(\.seq))
-            // The entries this batch stored feed the tree without being read back.
-            var known: [UInt64: [UInt8]] = [:]
-            for (entry, result) in zip(entries, plan.results) where result.status == .accepted {
-                known[entry.seq] = entry.bytes
-            }
-            let head = try Self.advanceHead(db, logId: batch.logId, known: known)
-            try Self.remember(db, batch, results: plan.results, receivedAt: receivedAt)
-            var outcome = Outcome(
-                results: plan.results,
-                head: head,
-                replayed: false,
-                incidentsNotKept: notKept,
-                decideDuration: decideDuration
-            )
-            if let checkpoint {
-                // After the entries: a genesis or rotation in this batch may be what makes its key known.
-                let recorded = try Self.record(
-                    checkpoint,
-                    db,
-                    logId: batch.logId,
-                    trusted: trusted,
-                    at: receivedAt,
-                    maxIncidents: maxIncidents
-                )
-                outcome.checkpoint = recorded.verdict
-                outcome.incidentsNotKept += recorded.incidentsNotKept
-            }
-            return outcome
-        }
+        let request = IngestRequest(
+            batch: batch,
+            entries: entries,
+            checkpoint: checkpoint,
+            trusted: trusted,
+            receivedAt: receivedAt
+        )
+        return try await groups.submit(request, entries: entries.count)
     }
 
     /// Identifies a batch for replay: its id, log and a digest of its entries.

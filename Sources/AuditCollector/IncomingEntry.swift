@@ -74,6 +74,29 @@ struct IncomingEntry: Sendable {
         return prepared
     }
 
+    /// Settles the advance checks against what the transaction reads: a signed entry whose key was not known in
+    /// advance (learned by another replica since) and that does not equal a held entry is checked now with `keys`;
+    /// then coverage is settled again with the held entries (``settleCoverage(_:held:)``). With the advance
+    /// checks made against all the keys and held entries, this changes nothing; with fewer (a cached view of the log),
+    /// it gives the same results.
+    static func settle(
+        _ prepared: inout [IncomingEntry],
+        keys: [KeyID: Curve25519.Signing.PublicKey],
+        held: [UInt64: HeldEntry]
+    ) {
+        for index in prepared.indices where prepared[index].signatureValid == nil {
+            let item = prepared[index]
+            guard let entry = item.entry, entry.header.carriesSignature, item.digestMatches,
+                held[item.seq]?.bytes != item.bytes, let key = keys[entry.header.signingKeyId]
+            else { continue }
+            prepared[index].signatureValid = key.isValidSignature(
+                entry.signature,
+                for: SealedEntry.signedMessage(entryHash: item.entryHash)
+            )
+        }
+        settleCoverage(&prepared, held: held)
+    }
+
     /// Format version 2 (docs/FORMAT.md, section 13.1): an entry without a signature of its own is authentic when
     /// the next entry of the batch, by the same key and log, at the next seq, links to it and is itself authentic (its
     /// signature verifies, a later one covers it, or the collector holds it byte for byte); otherwise it counts as

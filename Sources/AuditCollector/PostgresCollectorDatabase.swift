@@ -11,9 +11,9 @@ import Synchronization
 /// through PostgresNIO's connection pool.
 ///
 /// - ``read(_:)``: `REPEATABLE READ READ ONLY`, one snapshot for the whole body, as SQLite's WAL readers have.
-/// - ``write(log:_:)``: `READ COMMITTED`, whose first statement takes the transaction-scoped advisory lock of
-///   the log (`pg_advisory_xact_lock(int4, int4)` on the log id's first 8 bytes). Every writer of a log, in any
-///   replica, queues on that lock; each statement after it sees every commit made before it was granted, so the
+/// - ``write(logs:_:)``: `READ COMMITTED`, whose first statement takes the transaction-scoped advisory lock of
+///   each log (`pg_advisory_xact_lock(int4, int4)` on the log id's first 8 bytes, in ascending order,
+///   ``logLocks(_:)``). Every writer of a log, in any replica, queues on that lock; each statement after it sees every commit made before it was granted, so the
 ///   body decides on the log as it is, and the lock is released only by its commit or rollback.
 /// - ``exclusive(_:)``: the same with one constant lock of the single-`bigint` key space (schema migrations).
 ///
@@ -193,17 +193,39 @@ public final class PostgresCollectorDatabase: CollectorDatabase, Service {
     }
 
     public func write<T: Sendable>(
-        log: [UInt8]?,
+        logs: [[UInt8]],
         _ body: @escaping @Sendable (any SQLSession) throws -> T
     ) async throws -> T {
-        let lock = log.map { log -> (String, [SQLValue]) in
-            var key = Array(log.prefix(8))
-            key += Array(repeating: 0, count: 8 - key.count)
-            let high = Int32(bitPattern: key[0..<4].reduce(0) { $0 << 8 | UInt32($1) })
-            let low = Int32(bitPattern: key[4..<8].reduce(0) { $0 << 8 | UInt32($1) })
-            return ("SELECT pg_advisory_xact_lock(?::int4, ?::int4)", [.integer(Int64(high)), .integer(Int64(low))])
+        try await transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock: Self.logLocks(logs), body)
+    }
+
+    /// The statement that takes the advisory locks of `logs` (`pg_advisory_xact_lock(int4, int4)` on each log id's
+    /// first 8 bytes), in ascending key order: every transaction of several logs takes them in that one order, so
+    /// that two never wait for each other in a cycle. Nil for no log.
+    static func logLocks(_ logs: [[UInt8]]) -> (String, [SQLValue])? {
+        let keys = Set(
+            logs.map { log -> [Int32] in
+                var key = Array(log.prefix(8))
+                key += Array(repeating: 0, count: 8 - key.count)
+                let high = Int32(bitPattern: key[0..<4].reduce(0) { $0 << 8 | UInt32($1) })
+                let low = Int32(bitPattern: key[4..<8].reduce(0) { $0 << 8 | UInt32($1) })
+                return [high, low]
+            }
+        ).sorted { $0.lexicographicallyPrecedes($1) }
+        guard let first = keys.first else { return nil }
+        guard keys.count > 1 else {
+            return (
+                "SELECT pg_advisory_xact_lock(?::int4, ?::int4)",
+                [.integer(Int64(first[0])), .integer(Int64(first[1]))]
+            )
         }
-        return try await transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock: lock, body)
+        // One round trip: a VALUES scan emits its rows in the order listed (the sorted one), and the aggregate takes
+        // each row's lock as it reads it.
+        let rows = keys.map { _ in "(?::int4, ?::int4)" }.joined(separator: ", ")
+        return (
+            "SELECT count(pg_advisory_xact_lock(h, l)) FROM (VALUES \(rows)) AS locks(h, l)",
+            keys.flatMap { [SQLValue.integer(Int64($0[0])), .integer(Int64($0[1]))] }
+        )
     }
 
     public func exclusive<T: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T {
@@ -236,6 +258,11 @@ public final class PostgresCollectorDatabase: CollectorDatabase, Service {
                     }
                 }
             } catch let error as PSQLError where attempt < 5 && Self.isTransient(error) {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(5 * attempt))
+            } catch let failure as GroupMemberFailure
+                where attempt < 5 && (failure.error as? PSQLError).map(Self.isTransient) == true
+            {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(5 * attempt))
             }

@@ -7,9 +7,10 @@ public import ServiceLifecycle
 /// guarantees that logic relies on:
 ///
 /// - ``read(_:)`` runs its body on one consistent snapshot of the database;
-/// - ``write(log:_:)`` runs its body in one transaction that commits all of it or nothing, and that no other
-///   writer of the same log, in this process or another, runs beside: per-log writes are serialized by the
-///   database, never by process memory;
+/// - ``write(logs:_:)`` runs its body in one transaction that commits all of it or nothing, and that no other
+///   writer of any of its logs, in this process or another, runs beside: per-log writes are serialized by the
+///   database, never by process memory (the locks of several logs are taken in one order, so that two
+///   transactions of several logs never wait for each other in a cycle); ``write(log:_:)`` is its one-log form;
 /// - ``exclusive(_:)`` runs its body alone against every other writer and migration (schema migrations).
 ///
 /// Two engines: SQLite (``SQLiteCollectorDatabase``, the embedded default) and PostgreSQL
@@ -19,9 +20,9 @@ public protocol CollectorDatabase: Sendable {
     var dialect: SQLDialect { get }
     /// Runs `body` on one consistent snapshot, read-only.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T
-    /// Runs `body` in one write transaction, serialized with every other write of `log` (any process).
+    /// Runs `body` in one write transaction, serialized with every other write of each of `logs` (any process).
     func write<T: Sendable>(
-        log: [UInt8]?,
+        logs: [[UInt8]],
         _ body: @escaping @Sendable (any SQLSession) throws -> T
     ) async throws -> T
     /// Runs `body` in one transaction alone against every other `exclusive` body (any process).
@@ -36,6 +37,25 @@ public protocol CollectorDatabase: Sendable {
 extension CollectorDatabase {
     /// Nil: the engine runs by itself.
     public var service: (any Service)? { nil }
+
+    /// Runs `body` in one write transaction, serialized with every other write of `log` (any process); a nil `log`
+    /// locks no log.
+    public func write<T: Sendable>(
+        log: [UInt8]?,
+        _ body: @escaping @Sendable (any SQLSession) throws -> T
+    ) async throws -> T {
+        try await write(logs: log.map { [$0] } ?? [], body)
+    }
+}
+
+/// The failure of one member of a grouped write (``CollectorStore``'s group commit): which member, and why. The
+/// engine rolls the transaction back and its caller runs the other members again without it; a transient failure
+/// (a deadlock) inside it is retried by the engine like any other.
+struct GroupMemberFailure: Error {
+    /// The member's index in its group.
+    var index: Int
+    /// What it threw.
+    var error: any Error
 }
 
 /// The SQL spoken by an engine. The store's statements are written in the subset both speak (`?` parameters,

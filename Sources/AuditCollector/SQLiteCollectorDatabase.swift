@@ -4,7 +4,7 @@ import Foundation
 import GRDB
 
 /// The embedded engine: one SQLite file (WAL, `synchronous = FULL`, through GRDB). Reads run on a WAL snapshot;
-/// writes are serialized by SQLite's single writer lock, across processes too, which covers ``write(log:_:)``'s
+/// writes are serialized by SQLite's single writer lock, across processes too, which covers ``write(logs:_:)``'s
 /// per-log rule for every log at once.
 public final class SQLiteCollectorDatabase: CollectorDatabase {
     let pool: DatabasePool
@@ -40,7 +40,7 @@ public final class SQLiteCollectorDatabase: CollectorDatabase {
     }
 
     public func write<T: Sendable>(
-        log: [UInt8]?,
+        logs: [[UInt8]],
         _ body: @escaping @Sendable (any SQLSession) throws -> T
     ) async throws -> T {
         try await pool.write { db in try body(SQLiteSession(db: db)) }

@@ -86,6 +86,12 @@ struct CollectorCommand: AsyncParsableCommand {
     @Option(help: "Incidents (forks, chain breaks) kept as evidence per log; the rest are counted (default 1000).")
     var maxIncidentsPerLog: Int?
 
+    @Option(help: "Batches that share one write transaction at most (group commit; default 64).")
+    var groupBatches: Int?
+
+    @Option(help: "Group transactions running at once (default 1 on SQLite, 4 on PostgreSQL).")
+    var concurrentGroups: Int?
+
     @Option(help: "Receipt key file (32-byte Ed25519 seed, mode 0600; created if missing; default <db>.collector.key).")
     var key: String?
 
@@ -191,6 +197,8 @@ struct CollectorCommand: AsyncParsableCommand {
             )
         }
         if let maxIncidentsPerLog { settings.maxIncidentsPerLog = maxIncidentsPerLog }
+        if let groupBatches { settings.groupCommit.maxBatches = groupBatches }
+        if let concurrentGroups { settings.groupCommit.concurrentGroups = concurrentGroups }
         settings.tlsCertificateFile = tlsCert
         settings.tlsKeyFile = tlsKey
         settings.clientCAFile = clientCa

@@ -72,4 +72,68 @@ struct CollectorCrashTests {
         }
         try StoredLog.expectWholeChain(last, chain)
     }
+
+    @Test("SIGKILL while 16 logs send one-entry batches at once (group commits): each log intact, nothing acked lost")
+    func killDuringGroupCommits() async throws {
+        let directory = CollectorTempDir()
+        let chains = (0..<16).map { _ in
+            var chain = CollectorChain()
+            chain.appendEvents(79)
+            return chain
+        }
+        var acknowledged: [UInt64?] = Array(repeating: nil, count: chains.count)
+        var next = Array(repeating: 0, count: chains.count)
+        var killedMidway = 0
+        for round in 0..<3 {
+            let server = try await Self.start(
+                database: directory.database,
+                output: directory.path + "/collector-\(round).log"
+            )
+            let client = CollectorClient(port: server.port, token: nil)
+            // Every log sends its entries one per batch from the first one not acknowledged, all logs at once.
+            let feeder = Task { [next] () -> [(Int, UInt64?)] in
+                await withTaskGroup(of: (Int, Int, UInt64?).self) { group in
+                    for (index, chain) in chains.enumerated() {
+                        group.addTask {
+                            var seq = next[index]
+                            var acked: UInt64?
+                            while seq < chain.entries.count {
+                                guard let reply = try? await client.post(chain.batch([seq])), reply.status == 200,
+                                    let receipt = reply.response?.treeReceipt, receipt.seq >= UInt64(seq)
+                                else { break }
+                                acked = receipt.seq
+                                seq += 1
+                            }
+                            return (index, seq, acked)
+                        }
+                    }
+                    var reached = Array(repeating: (0, UInt64?.none), count: chains.count)
+                    for await (index, seq, acked) in group { reached[index] = (seq, acked) }
+                    return reached
+                }
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 300...1500)))
+            _ = await server.kill9()
+            let reached = await feeder.value
+            if reached.contains(where: { $0.0 < chains[0].entries.count }) { killedMidway += 1 }
+            for (index, chain) in chains.enumerated() {
+                next[index] = reached[index].0
+                if let acked = reached[index].1 { acknowledged[index] = max(acknowledged[index] ?? 0, acked) }
+                try await StoredLog.expectIntact(directory, chain, acknowledged: acknowledged[index])
+            }
+        }
+        #expect(killedMidway > 0, "no round was killed while batches were still being sent")
+        let server = try await Self.start(database: directory.database, output: directory.path + "/last.log")
+        defer { server.child.send(SIGKILL) }
+        let client = CollectorClient(port: server.port, token: nil)
+        for (index, chain) in chains.enumerated() {
+            var last: TreeReceipt?
+            for seq in min(next[index], chain.entries.count - 1)..<chain.entries.count {
+                let reply = try await client.post(chain.batch([seq]))
+                #expect(reply.status == 200)
+                last = reply.response?.treeReceipt ?? last
+            }
+            try StoredLog.expectWholeChain(last, chain)
+        }
+    }
 }
