@@ -59,10 +59,16 @@ for item in entries:
 
 # Format version 2 (docs/FORMAT.md section 13): signed and unsigned entries, and the records it adds (the genesis
 # with epochSeconds, epoch, close, crash recovery), from the main chain and the migrated log's upgrade.
-for prefix, items in [("v2", vectors_v2["entries"]), ("migrated", vectors_v2["migrated"]["entries"])]:
+# The subjects part (section 13.9): events under subject keys (the subject flag), legal hold and erasure records.
+for prefix, items in [
+    ("v2", vectors_v2["entries"]),
+    ("migrated", vectors_v2["migrated"]["entries"]),
+    ("subjects", vectors_v2["subjects"]["entries"]),
+]:
     for item in items:
         if item["kind"] != "event":
-            write("system-record", "%s-%d-%s.json" % (prefix, item["kindByte"], item["kind"]), item["plaintext"])
+            name = "%s-seq-%d-%d-%s.json" % (prefix, item["seq"], item["kindByte"], item["kind"])
+            write("system-record", name, item["plaintext"])
         write("sealed-entry", "%s-seq-%d-%s.bin" % (prefix, item["seq"], item["kind"]), bytes.fromhex(item["serialized"]))
 
 write("checkpoint", "vector.json", canonical(checkpoint))
