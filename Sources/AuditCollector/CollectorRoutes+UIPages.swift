@@ -16,6 +16,12 @@ extension CollectorRoutes {
             generatedAt: AuditTimestamp.now()
         )
         page.attachDeviceIds(try await collector.store.deviceIds(page.rows.map(\.logId)))
+        let now = AuditTimestamp.now()
+        page.attachEpochs(
+            try await collector.store.epochStatuses(logIds: page.rows.map(\.logId)).mapValues {
+                (epoch: $0.state, closed: $0.closed, stale: $0.isStale(at: now))
+            }
+        )
         return answer(request, reader, json: page.json) { ui.renderer.html(page, signedIn: $0) }
     }
 

@@ -88,11 +88,12 @@ extension CollectorStore {
             ) {
                 try known(row) { $0.witnessedSize = try row.unsigned("size") }
             }
-            let now = AuditTimestamp.now()
-            for (id, epoch) in try Self.epochStatuses(db, only: logId) where logs[id] != nil {
-                logs[id]?.epoch = epoch.state
-                logs[id]?.closed = epoch.closed
-                logs[id]?.epochStale = epoch.isStale(at: now)
+            // One log's row (its page) carries its epoch; the fleet page reads the epochs of the rows it shows
+            // (``epochStatuses(logIds:)``), as it does their device ids.
+            if let logId, let epoch = try Self.epochStatuses(db, only: logId)[logId] {
+                logs[logId]?.epoch = epoch.state
+                logs[logId]?.closed = epoch.closed
+                logs[logId]?.epochStale = epoch.isStale(at: AuditTimestamp.now())
             }
             return logs.keys.sorted { $0.lexicographicallyPrecedes($1) }.compactMap { logs[$0] }
         }
@@ -110,6 +111,21 @@ extension CollectorStore {
                 ids[hex] = deviceId
             }
             return ids
+        }
+    }
+
+    /// Where the epochs of the given logs (hex ids; the rows a fleet page shows) stand: the version 2 logs among them,
+    /// one small query each (``epochStatuses(_:only:)``).
+    public func epochStatuses(logIds: [String]) async throws -> [String: LogStatus.Epoch] {
+        try await database.read { db in
+            var found: [String: LogStatus.Epoch] = [:]
+            for hex in logIds {
+                guard let logId = Hex.decode(hex), let epoch = try Self.epochStatuses(db, only: logId)[logId] else {
+                    continue
+                }
+                found[hex] = epoch
+            }
+            return found
         }
     }
 

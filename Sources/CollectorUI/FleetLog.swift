@@ -39,7 +39,8 @@ public struct FleetLog: Sendable, Hashable {
     /// Format version 2: whether the entry at the head is a close record.
     public var closed = false
     /// Format version 2: not closed, and the current epoch began more than two epoch lengths before the page was
-    /// read (`ChainRules.openEnd`): the log's epochs stopped. Set by the store when it reads the row.
+    /// read (`ChainRules.openEnd`): the log's epochs stopped. Shown in the row's epoch cell; not part of its health
+    /// colour, which the fleet's aggregate queries decide for every log (the epochs are read for the rows shown).
     public var epochStale = false
 
     /// Creates a row's facts; the counts default to none.
@@ -98,15 +99,9 @@ public struct FleetLog: Sendable, Hashable {
             .addingReportingOverflow(incidentsNotKept).partialValue
     }
 
-    /// The row's colour (``LogHealth/of(incidents:hasHead:unbridgedGap:lag:epochStale:)``).
+    /// The row's colour (``LogHealth/of(incidents:hasHead:unbridgedGap:lag:)``).
     public var health: LogHealth {
-        LogHealth.of(
-            incidents: incidents,
-            hasHead: headSeq != nil,
-            unbridgedGap: unbridgedGap,
-            lag: lag,
-            epochStale: epochStale
-        )
+        LogHealth.of(incidents: incidents, hasHead: headSeq != nil, unbridgedGap: unbridgedGap, lag: lag)
     }
 
     /// The row in the fleet page's JSON twin.

@@ -41,6 +41,17 @@ public struct FleetPage: Sendable {
         for index in rows.indices { rows[index].deviceId = deviceIds[rows[index].logId] }
     }
 
+    /// Sets the epochs of the rows this page shows (format version 2 logs; read for these rows only, like the device
+    /// ids: the fleet's aggregate queries do not read every log's last epoch record).
+    public mutating func attachEpochs(_ epochs: [String: (epoch: ChainRules.EpochState, closed: Bool, stale: Bool)]) {
+        for index in rows.indices {
+            guard let found = epochs[rows[index].logId] else { continue }
+            rows[index].epoch = found.epoch
+            rows[index].closed = found.closed
+            rows[index].epochStale = found.stale
+        }
+    }
+
     /// Pages the filtered rows fill (at least 1).
     public var pageCount: Int { max(1, (matching + query.perPage - 1) / query.perPage) }
 

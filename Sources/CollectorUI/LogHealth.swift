@@ -5,8 +5,7 @@ public enum LogHealth: String, Sendable, Hashable, CaseIterable, Comparable {
     /// entry, or incidents past the bound that were counted, not kept).
     case incident
     /// Amber: no incident, but the collector's verified copy is behind: no head yet, entries held past a gap no
-    /// removal record bridges, or the device's own checkpoint announces entries the collector does not hold; or a
-    /// format version 2 log's epochs stopped (no epoch record for two epoch lengths, and not closed).
+    /// removal record bridges, or the device's own checkpoint announces entries the collector does not hold.
     case behind
     /// Green: the contiguous head covers everything held and everything the device announced.
     case healthy
@@ -31,23 +30,15 @@ public enum LogHealth: String, Sendable, Hashable, CaseIterable, Comparable {
         }
     }
 
-    /// The rule: incidents are red whatever else holds; otherwise a missing head, an unbridged gap, a lag or stale
-    /// epochs are amber.
+    /// The rule: incidents are red whatever else holds; otherwise a missing head, an unbridged gap or a lag is amber.
     /// - Parameters:
     ///   - incidents: incidents kept or counted for the log.
     ///   - hasHead: whether the collector holds the log's genesis, hence a contiguous head.
     ///   - unbridgedGap: whether entries are held above a gap that no removal record bridges.
     ///   - lag: entries the device's checkpoint announces above the head.
-    ///   - epochStale: whether a format version 2 log's epochs stopped (``FleetLog/epochStale``).
-    public static func of(
-        incidents: UInt64,
-        hasHead: Bool,
-        unbridgedGap: Bool,
-        lag: UInt64,
-        epochStale: Bool = false
-    ) -> LogHealth {
+    public static func of(incidents: UInt64, hasHead: Bool, unbridgedGap: Bool, lag: UInt64) -> LogHealth {
         if incidents > 0 { return .incident }
-        if !hasHead || unbridgedGap || lag > 0 || epochStale { return .behind }
+        if !hasHead || unbridgedGap || lag > 0 { return .behind }
         return .healthy
     }
 }

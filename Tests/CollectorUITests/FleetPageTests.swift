@@ -89,13 +89,14 @@ import Testing
         #expect(UIPaths.json(page.query.path) == "/ui/fleet.json")
     }
 
-    @Test func aVersion2LogShowsItsEpochAndStaleEpochsAreAmber() throws {
-        var log = Self.log(1, highest: 5, announced: 5)
-        log.epoch = ChainRules.EpochState(number: 3, startsAt: Self.now, epochSeconds: 600, recordSeq: 4)
-        #expect(log.health == .healthy)
+    @Test func aVersion2LogShowsItsEpochAndWhetherItIsStale() throws {
+        var page = FleetPage(logs: [Self.log(1, highest: 5, announced: 5)], query: FleetQuery(), generatedAt: Self.now)
+        let state = ChainRules.EpochState(number: 3, startsAt: Self.now, epochSeconds: 600, recordSeq: 4)
+        page.attachEpochs([Self.log(1).logId: (epoch: state, closed: false, stale: false)])
+        var log = try #require(page.rows.first)
+        #expect(log.epoch == state && log.health == .healthy)
         #expect(FleetPage.epochText(log) == "3 since \(Self.now.rfc3339)")
         log.epochStale = true
-        #expect(log.health == .behind)
         #expect(FleetPage.epochText(log).hasSuffix(", stale: no epoch record for two epoch lengths"))
         let json = log.json.objectValue
         #expect(json?["epoch"] == .integer(3) && json?["epochStale"] == .bool(true))

@@ -13,8 +13,6 @@ import Testing
         #expect(LogHealth.of(incidents: 0, hasHead: false, unbridgedGap: false, lag: 0) == .behind)
         #expect(LogHealth.of(incidents: 0, hasHead: true, unbridgedGap: true, lag: 0) == .behind)
         #expect(LogHealth.of(incidents: 0, hasHead: true, unbridgedGap: false, lag: 3) == .behind)
-        #expect(LogHealth.of(incidents: 0, hasHead: true, unbridgedGap: false, lag: 0, epochStale: true) == .behind)
-        #expect(LogHealth.of(incidents: 1, hasHead: true, unbridgedGap: false, lag: 0, epochStale: true) == .incident)
         #expect(LogHealth.behind.colour == "amber")
     }
 
