@@ -183,7 +183,7 @@ public final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandle
             table.release(context.channel)
         }
         context.flush()
-        guard table.beginClosing(parent: context.channel.parent) else {
+        guard table.beginClosing() else {
             context.close(promise: nil)
             return
         }

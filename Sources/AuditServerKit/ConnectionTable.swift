@@ -22,12 +22,9 @@ public final class ConnectionTable: Sendable {
         /// Connections answered (a 503, or a 400 that ends the connection) and being closed now: their input is read
         /// and discarded for at most ``ServerLimits/closeLinger``. Not counted in ``open``.
         public var closing = 0
-        /// Connections answered but closed at once, without the linger, because ``ServerLimits/closingHardCap``
-        /// were being closed already: with unread input, the kernel's reset may reach the client before the answer.
+        /// Connections answered but closed at once, without the linger, because ``ServerLimits/maxClosing`` were
+        /// being closed already: with unread input, the kernel's reset may reach the client before the answer.
         public var closedAtOnce = 0
-        /// Times the listener stopped accepting because ``ServerLimits/maxClosing`` answered connections were being
-        /// closed (it accepts again when one of them is closed).
-        public var acceptPauses = 0
         /// Connections closed because a request head or body, or the next request, did not arrive in time.
         public var timedOut = 0
     }
@@ -36,8 +33,6 @@ public final class ConnectionTable: Sendable {
         var book: ConnectionBook<ObjectIdentifier>
         var channels: [ObjectIdentifier: any Channel] = [:]
         var stats = Stats()
-        /// The listening channels that stopped accepting (``beginClosing(parent:)``).
-        var paused: [ObjectIdentifier: any Channel] = [:]
     }
 
     /// The limits in effect.
@@ -129,37 +124,21 @@ public final class ConnectionTable: Sendable {
     }
 
     /// Counts a connection answered and being closed (see ``Stats/closing``); false when
-    /// ``ServerLimits/closingHardCap`` are being closed already (then the caller closes it at once). Once
-    /// ``ServerLimits/maxClosing`` are being closed, the listening channel `parent` stops accepting (backpressure:
-    /// new clients wait in the accept queue instead of being answered and closed at once) until ``endClosing()``.
-    func beginClosing(parent: (any Channel)?) -> Bool {
+    /// ``ServerLimits/maxClosing`` are being closed already (then the caller closes it at once).
+    func beginClosing() -> Bool {
         state.withLock { state in
-            guard state.stats.closing < limits.closingHardCap else {
+            guard state.stats.closing < limits.maxClosing else {
                 state.stats.closedAtOnce += 1
                 return false
             }
             state.stats.closing += 1
-            if state.stats.closing >= limits.maxClosing, let parent, state.paused[ObjectIdentifier(parent)] == nil {
-                // Inside the lock: the pause and the resume reach the listener's event loop in the order decided.
-                state.paused[ObjectIdentifier(parent)] = parent
-                state.stats.acceptPauses += 1
-                parent.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
-            }
             return true
         }
     }
 
-    /// A connection counted by ``beginClosing(parent:)`` is closed; below ``ServerLimits/maxClosing`` the paused
-    /// listeners accept again.
+    /// A connection counted by ``beginClosing()`` is closed.
     func endClosing() {
-        state.withLock { state in
-            state.stats.closing = max(0, state.stats.closing - 1)
-            guard state.stats.closing < limits.maxClosing, !state.paused.isEmpty else { return }
-            for parent in state.paused.values {
-                parent.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
-            }
-            state.paused = [:]
-        }
+        state.withLock { $0.stats.closing = max(0, $0.stats.closing - 1) }
     }
 
     /// Counts a connection closed for a deadline.

@@ -64,18 +64,12 @@ public struct ServerLimits: Sendable, Hashable {
     /// once it has read the answer; this bounds what one that does not can hold.
     public static let closeLinger: Duration = .seconds(2)
 
-    /// Answered connections being closed (``closeLinger``) beside the held ones at which the listener stops
-    /// accepting (a quarter of ``maxConnections``): new connections wait in the kernel's accept queue
-    /// (``listenBacklog``) until one of them is closed, rather than being answered and closed at once.
+    /// Answered connections being closed (``closeLinger``) at most at once, beside the held ones: a quarter of
+    /// ``maxConnections``. Beyond it an answered connection is closed at once.
     public var maxClosing: Int { max(1, maxConnections / 4) }
 
-    /// Answered connections being closed at most at once: twice ``maxClosing``, room for the connections accepted
-    /// in the read that reached ``maxClosing`` and for the held ones answered meanwhile. Beyond it (which accepting's
-    /// pause makes rare) an answered connection is closed at once (``ConnectionTable/Stats/closedAtOnce``).
-    public var closingHardCap: Int { 2 * maxClosing }
-
     /// The files the listener may hold: its connections and the answered ones being closed.
-    public var filesHeld: Int { maxConnections + closingHardCap }
+    public var filesHeld: Int { maxConnections + maxClosing }
 
     /// Why the limits cannot be used, or nil when they can: every timeout positive, every count at least 1.
     public var problem: String? {

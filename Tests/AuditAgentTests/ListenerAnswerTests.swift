@@ -50,44 +50,6 @@ import Glibc
         }
     }
 
-    @Test func pastTheClosingCapTheListenerPausesAcceptingAndAnswersTheNextConnectionLater() async throws {
-        let directory = try AgentTempDir()
-        var configuration = AgentHarness.configuration(directory)
-        // Four held at most: one answered connection lingering reaches the closing cap (maxClosing 1).
-        configuration.limits = ServerLimits(
-            headerTimeout: .seconds(3600),
-            bodyTimeout: .seconds(3600),
-            maxConnections: 4,
-            maxConnectionsPerPeer: nil
-        )
-        #expect(configuration.limits.maxClosing == 1 && configuration.limits.closingHardCap == 2)
-        try await AgentHarness.withAgent(configuration) { agent, endpoints in
-            let target = SlowClients.Target.unix(try #require(endpoints.socketPath))
-            let table = agent.connections.unix
-            let busyHead = "POST /v1/events HTTP/1.1\r\nHost: busy\r\nContent-Length: 1000\r\n\r\n{"
-            let clients = try await SlowClients.open(4, to: target, head: busyHead)
-            defer { clients.closeAll() }
-            #expect(await pollUntil { table.stats.awaitingRequest == 0 && table.stats.open == 4 })
-            // The fifth is refused and lingers (the client never closes): the cap is reached, accepting pauses.
-            try await clients.add(1, to: target)
-            #expect(await pollUntil { table.stats.acceptPauses == 1 })
-            // The sixth waits in the accept queue instead of being answered and closed at once; once the fifth is
-            // closed (after the linger), it is accepted and answered 503 in full.
-            try await clients.add(1, to: target)
-            #expect(await pollUntil { clients.received(4).closed })
-            #expect(await pollUntil { clients.received(5).closed })
-            let fifth = clients.received(4)
-            let sixth = clients.received(5)
-            #expect(Self.isUnavailableAnswer(fifth.text) && !fifth.reset, "\(fifth.text)")
-            #expect(Self.isUnavailableAnswer(sixth.text) && !sixth.reset, "\(sixth.text)")
-            #expect(table.stats.refused == 2 && table.stats.closedAtOnce == 0)
-            #expect(table.stats.acceptPauses == 2)
-            // The busy ones are untouched, and the listener accepts again once the sixth is closed.
-            #expect(!clients.received(0).closed && !clients.received(3).closed)
-            #expect(await pollUntil { table.stats.closing == 0 })
-        }
-    }
-
     @Test func anEvictedConnectionIsAnswered503AndTheNewOneIsServed() async throws {
         let directory = try AgentTempDir()
         var configuration = AgentHarness.configuration(directory)
