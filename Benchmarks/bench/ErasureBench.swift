@@ -73,7 +73,9 @@ enum ErasureBench {
             occurredAt: AuditTimestamp(millisecondsSinceEpoch: 1_795_000_000_000 + Int64(index)),
             userId: userId(index % subjects),
             deviceId: "device-7d0e5b3a91c4",
-            attributes: ["attemptCount": .integer(Int64(1 + index % 5))],
+            attributes: [
+                "attemptCount": .integer(Int64(1 + index % 5)), "errorCode": .string("LAErrorAuthenticationFailed"),
+            ],
             idempotencyKey: String(format: "e7a3c1d0-5b2f-4e6a-9d81-%012x", index)
         )
     }
