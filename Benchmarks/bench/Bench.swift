@@ -66,6 +66,9 @@ struct Bench {
             case .epoch:
                 Summary.heading("Epochs: the end of an epoch, and an idle agent (format version 2)")
                 try await EpochBench.run(options: options, directory: directory, summary: summary)
+            case .erasure:
+                Summary.heading("Erasure: one subject's keys destroyed on a large log (format version 2, subject keys)")
+                try await ErasureBench.run(options: options, directory: directory, summary: summary)
             case .latency:
                 Summary.heading("Durable single-event append latency")
                 try await LatencyBench.run(options: options, directory: directory, summary: summary)

@@ -4,7 +4,8 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
-        case primitives, append, journald, epoch, latency, verify, log, breakdown, sync, recovery, transparency, fleet,
+        case primitives, append, journald, epoch, erasure, latency, verify, log, breakdown, sync, recovery,
+            transparency, fleet,
             tls, client, ui
     }
 
@@ -32,6 +33,8 @@ struct BenchOptions: Sendable {
     var latencyCount = 2000
     /// Entries of the chain that is verified.
     var verifyEntries = 1_000_000
+    /// Entries of the log one subject is erased from (over 10 000 subjects).
+    var erasureEntries = 1_000_000
     /// Items timed per breakdown step.
     var breakdownCount = 20_000
 
@@ -46,6 +49,7 @@ struct BenchOptions: Sendable {
                        with the reason when it cannot run), alternating; our logs in format version 2
           epoch        format version 2's epochs: epoch end p99 (AuditLog.endEpochIfDue on SQLite), and the CPU of an
                        idle agent (a child process) over 30 s
+          erasure      AuditLog.erase of one subject on a 1M-entry SQLite log over 10 000 subjects (subject keys)
           latency      durable single-event append latency vs write+fsync of the same size
           verify       ChainVerifier over a 1M-entry SQLite log, full and fast mode, each in a child process
           log          `auditctl log --decrypt --format jsonl` (the release binary, built beside bench) over a 1M-entry
@@ -72,6 +76,7 @@ struct BenchOptions: Sendable {
           --repeat N           runs of each append figure, the best counts (default 3)
           --latency-count N    sequential single appends timed (default 2000)
           --verify-entries N   entries of the verified chain, and of the log section's (default 1000000)
+          --erasure-entries N  entries of the erasure section's log (default 1000000; --quick 50000)
           -h, --help           this text
 
         Internal (run by the verify section in a child process, to measure its peak memory alone; and by
@@ -99,7 +104,8 @@ struct BenchOptions: Sendable {
             case "--keep": options.keep = true
             case "--decrypt": options.decrypt = true
             case "--dir": options.baseDirectory = try value(argument)
-            case "--events", "--batch", "--producers", "--repeat", "--latency-count", "--verify-entries":
+            case "--events", "--batch", "--producers", "--repeat", "--latency-count", "--verify-entries",
+                "--erasure-entries":
                 let text = try value(argument)
                 let least = argument == "--producers" ? 0 : 1
                 guard let number = Int(text.replacingOccurrences(of: "_", with: "")), number >= least else {
@@ -123,6 +129,7 @@ struct BenchOptions: Sendable {
             options.latencyCount = 300
             options.verifyEntries = 50_000
             options.breakdownCount = 3000
+            options.erasureEntries = 50_000
         }
         options.appendEvents = counts["--events"] ?? options.appendEvents
         options.appendBatch = counts["--batch"] ?? options.appendBatch
@@ -130,6 +137,7 @@ struct BenchOptions: Sendable {
         options.producers = counts["--producers"] ?? options.producers
         options.latencyCount = counts["--latency-count"] ?? options.latencyCount
         options.verifyEntries = max(2, counts["--verify-entries"] ?? options.verifyEntries)
+        options.erasureEntries = counts["--erasure-entries"] ?? options.erasureEntries
         return options
     }
 }

@@ -104,5 +104,11 @@ private final class CountingSink: LogEntrySink {
         try base.storeSubjectSecret(tag: tag, wrapped: wrapped)
     }
 
-    func eraseSubjectSecret(tag: [UInt8]) throws -> Bool { try base.eraseSubjectSecret(tag: tag) }
+    func addSubjectEvents(tag: [UInt8], count: Int) throws {
+        let start = ContinuousClock.now
+        defer { seconds += Timing.seconds(ContinuousClock.now - start) }
+        try base.addSubjectEvents(tag: tag, count: count)
+    }
+
+    func eraseSubjectSecret(tag: [UInt8]) throws -> Int?? { try base.eraseSubjectSecret(tag: tag) }
 }

@@ -16,6 +16,7 @@ extension Agent {
         var settings = AuditLog.Configuration()
         settings.epochSeconds = configuration.epochSeconds
         settings.formatVersion = configuration.formatVersion
+        settings.subjectKeys = configuration.subjectKeys
         // A delivery batch ends on a signed entry: a commit signs at least as often as a batch ends.
         settings.signEvery = max(1, min(settings.signEvery, configuration.policy.batchSize))
         if let file = configuration.catalogueFile {

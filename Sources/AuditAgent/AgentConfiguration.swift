@@ -79,6 +79,10 @@ public struct AgentConfiguration: Sendable {
     /// The format version of a log the agent creates (docs/FORMAT.md): 1, or 2 (epochs, forward-secure keys, one
     /// signature per commit). An existing log keeps its version (`auditctl keys upgrade` moves one to 2).
     public var formatVersion: UInt8 = 2
+    /// Whether a version 2 log the agent creates seals each event with a user id under its subject's content key,
+    /// so that `auditctl erase` can erase one subject (docs/FORMAT.md, section 13.9), as `auditctl init
+    /// --subject-keys` does. An existing log keeps its choice; a version 1 log has no subject keys.
+    public var subjectKeys = false
     /// Bound on graceful shutdown (stop accepting, finish in-flight commits, stop the sync loop); past it the
     /// remaining work is cancelled.
     public var shutdownTimeout: Duration = .seconds(10)

@@ -216,6 +216,9 @@ public struct AgentSetting: Sendable {
             guard let value = UInt8(text), value == 1 || value == 2 else { throw ParseFailure("expected 1 or 2") }
             config.formatVersion = value
         },
+        .init("subjectKeys", "AUDITD_SUBJECT_KEYS", "a new version 2 log seals events under subject keys (false)") {
+            $0.subjectKeys = try bool($1)
+        },
         .init("shutdownTimeoutSeconds", "AUDITD_SHUTDOWN_TIMEOUT_SECONDS", "graceful shutdown bound (10)") {
             $0.shutdownTimeout = try duration($1, unit: 1)
         },

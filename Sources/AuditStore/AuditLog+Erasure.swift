@@ -31,7 +31,7 @@ extension AuditLog {
         defer { try? storage.scrubErased() }
         var committed = false
         defer { if !committed { forgetSubjects() } }
-        let (entry, record) = try await storage.append { snapshot, sink in
+        let (entry, record, sealed) = try await storage.append { snapshot, sink in
             var writer = try self.writer(for: snapshot)
             try Self.refuseUnderHold(snapshot.metadata, sink: sink)
             guard writer.sealer.formatVersion == FormatConstants.version2 else {
@@ -49,22 +49,52 @@ extension AuditLog {
             let record = SystemRecord.Erasure(keyIds: ids, reason: reason, requestedBy: requestedBy)
             let entry = writer.sealer.seal(.erasure(record), time: time)
             writer.entries.append(entry)
-            guard try sink.eraseSubjectSecret(tag: tag) else {
+            guard let sealed = try sink.eraseSubjectSecret(tag: tag) else {
                 throw LogStoreError(.corruptState, "the subject's row vanished during the erasure")
             }
             let count = (UInt64(snapshot.metadata[Meta.subjectErasures] ?? "0") ?? 0) + 1
             writer.metadata[Meta.subjectErasures] = String(count)
-            return (LogAppend(entries: writer.entries, metadata: writer.metadata), (entry, record))
+            return (LogAppend(entries: writer.entries, metadata: writer.metadata), (entry, record, sealed))
         }
         committed = true
         noteAuthenticHead(entry.entryHash)
         forgetSubjects()
         try storage.scrubErased()
-        return try erasureSummary(record, at: entry.header.seq)
+        guard let sealed else { return try erasureSummary(record, at: entry.header.seq) }
+        return try erasureSummary(record, at: entry.header.seq, sealed: sealed)
+    }
+
+    /// What an erasure record at `seq` erased, given the count of events its subject's row kept (`sealed`, every
+    /// event sealed under the subject's secret by any process, counted in the transactions that sealed them): the
+    /// log is not read, but for the export records, found through their index.
+    func erasureSummary(
+        _ record: SystemRecord.Erasure,
+        at seq: UInt64,
+        sealed: Int
+    ) throws -> VerificationReport.Erasure {
+        let wanted = Set(record.keyIds)
+        var exports: Set<UInt64> = []
+        for stored in try Self.records(ofKind: .subjectKeyExport, in: storage) where stored.seq < seq {
+            guard let entry = try? SealedEntry(serialized: stored.bytes),
+                case .subjectKeyExport(let export)? = try? SystemRecord(kind: .subjectKeyExport, payload: entry.payload),
+                export.keyIds.contains(where: wanted.contains)
+            else { continue }
+            exports.insert(stored.seq)
+        }
+        return VerificationReport.Erasure(
+            recordSeq: seq,
+            keyIds: record.keyIds,
+            entriesErased: sealed,
+            reason: record.reason,
+            requestedBy: record.requestedBy,
+            exportSeqs: exports.sorted()
+        )
     }
 
     /// What an erasure record at `seq` erased in this log: the events before it under its keys, and the export
-    /// records that listed one of them (``ChainRules/SubjectLedger``, the verifier's own count).
+    /// records that listed one of them (``ChainRules/SubjectLedger``, the verifier's own count). Reads every entry
+    /// before `seq`: ``erase(userId:reason:requestedBy:)`` uses it only for a row made before rows counted their
+    /// events (schema version 5).
     public func erasureSummary(_ record: SystemRecord.Erasure, at seq: UInt64) throws -> VerificationReport.Erasure {
         var ledger = ChainRules.SubjectLedger()
         let wanted = Set(record.keyIds)
@@ -89,22 +119,31 @@ extension AuditLog {
     /// (`verify` says whether they are authentic).
     public static func erasedKeys(in storage: any LogStorage) throws -> [KeyID: UInt64] {
         var erased: [KeyID: UInt64] = [:]
-        func read(_ stored: StoredEntry) {
-            guard SealedEntry.kindIfWellFormed(stored.bytes) == .erasure,
-                let entry = try? SealedEntry(serialized: stored.bytes),
-                case .erasure(let record)? = try? SystemRecord(kind: .erasure, payload: entry.payload)
-            else { return }
-            for id in record.keyIds where erased[id] == nil { erased[id] = entry.header.seq }
-        }
-        if let sqlite = storage as? SQLiteLogStorage {
-            try sqlite.entries(ofKind: .erasure).forEach(read)
-        } else {
-            try storage.forEachEntry { stored in
-                read(stored)
-                return true
-            }
-        }
+        for stored in try records(ofKind: .erasure, in: storage) { noteErasure(stored, in: &erased) }
         return erased
+    }
+
+    /// Adds the content key ids an erasure record destroyed to `erased`, each with the record's seq (an earlier
+    /// record's seq stays); any other entry is passed over. The one reading of erasure records for `log` and
+    /// `show` (the local log, ``erasedKeys(in:)``) and `log --bundle` (a bundle's entries, in order).
+    public static func noteErasure(_ stored: StoredEntry, in erased: inout [KeyID: UInt64]) {
+        guard SealedEntry.kindIfWellFormed(stored.bytes) == .erasure,
+            let entry = try? SealedEntry(serialized: stored.bytes),
+            case .erasure(let record)? = try? SystemRecord(kind: .erasure, payload: entry.payload)
+        else { return }
+        for id in record.keyIds where erased[id] == nil { erased[id] = entry.header.seq }
+    }
+
+    /// The entries of a storage whose kind is `kind`, in sequence order: through SQLite's index of erasure, hold
+    /// and export records, or by reading every entry of another storage.
+    static func records(ofKind kind: RecordKind, in storage: any LogStorage) throws -> [StoredEntry] {
+        if let sqlite = storage as? SQLiteLogStorage { return try sqlite.entries(ofKind: kind) }
+        var found: [StoredEntry] = []
+        try storage.forEachEntry { stored in
+            if SealedEntry.kindIfWellFormed(stored.bytes) == kind { found.append(stored) }
+            return true
+        }
+        return found
     }
 
     /// Sets a legal hold: seals the signed hold record. Erasures are refused until it is cleared.

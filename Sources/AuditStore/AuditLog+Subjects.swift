@@ -28,7 +28,9 @@ struct SubjectCache: Sendable {
 extension AuditLog {
     /// The content key of each event of a commit: nil for an event without a user id, or for all of them (nil)
     /// when the log does not use subject keys. A subject's first event stores its new secret, wrapped, in the key
-    /// table within the commit's transaction (the transaction is exclusive, so two processes never make two).
+    /// table within the commit's transaction (the transaction is exclusive, so two processes never make two), and
+    /// each subject's row counts the commit's events sealed under its keys (`sealed`: what its erasure will make
+    /// unreadable, counted without reading the log). Every event given is sealed by the commit.
     func contentKeys(for events: [ValidatedEvent], writer: LogWriter, sink: any LogEntrySink) throws -> [DataKey?]? {
         guard writer.sealer.formatVersion == FormatConstants.version2,
             writer.snapshot.metadata[Meta.subjectKeys] == "1",
@@ -39,9 +41,11 @@ extension AuditLog {
         return try subjectCache.withLock { cache in
             cache.sync(erasures: erasures)
             let master = try cachedMaster(&cache, create: true)!
-            return try events.map { validated -> DataKey? in
+            var counts: [String: Int] = [:]
+            let keys = try events.map { validated -> DataKey? in
                 let user = validated.event.userId
                 guard !user.isEmpty else { return nil }
+                counts[user, default: 0] += 1
                 var subject = try cache.subjects[user] ?? loadOrCreateSubject(user, master: master, sink: sink)
                 if let key = subject.keys[dataKey.id] { return key }
                 let key = SubjectKey.contentKey(secret: subject.secret, dataKey: dataKey)
@@ -49,6 +53,13 @@ extension AuditLog {
                 cache.subjects[user] = subject
                 return key
             }
+            for (user, count) in counts {
+                guard let tag = cache.subjects[user]?.tag else {
+                    throw LogStoreError(.corruptState, "a subject sealed in this commit has no cached row")
+                }
+                try sink.addSubjectEvents(tag: tag, count: count)
+            }
+            return keys
         }
     }
 

@@ -119,9 +119,15 @@ public protocol LogEntrySink {
     /// Stores a subject's wrapped secret under a tag the table does not hold yet; committed with the transaction.
     /// - Throws: ``LogStoreError`` when the tag is held already or the storage fails.
     func storeSubjectSecret(tag: [UInt8], wrapped: [UInt8]) throws
+    /// Adds `count` to the number of events sealed under the secret of the subject whose row has this tag (the
+    /// row's `sealed` count, docs/FORMAT.md section 13.9); committed with the transaction that seals them.
+    /// - Throws: ``LogStoreError`` when the table holds no row with this tag or the storage fails.
+    func addSubjectEvents(tag: [UInt8], count: Int) throws
     /// Deletes a subject's row from the key table, in the transaction that seals its erasure record, so that both
-    /// commit or neither does. Returns whether a row was deleted.
-    func eraseSubjectSecret(tag: [UInt8]) throws -> Bool
+    /// commit or neither does.
+    /// - Returns: nil when the table held no row with this tag; otherwise the row's count of sealed events (nil
+    ///   inside when the row predates the count, schema version 5).
+    func eraseSubjectSecret(tag: [UInt8]) throws -> Int??
 }
 
 /// Reads the log's entries as an open write transaction sees them. Valid only while the body that received it

@@ -15,6 +15,8 @@ public final class MemoryLogStorage: LogStorage {
         var tagsBySeq: [UInt64: IdempotencyTag] = [:]
         /// The subject key table: wrapped secrets by tag.
         var subjects: [[UInt8]: [UInt8]] = [:]
+        /// Each row's count of sealed events, by tag.
+        var sealed: [[UInt8]: Int] = [:]
 
         var snapshot: LogSnapshot {
             LogSnapshot(head: heads.last, metadata: metadata, newest: newest, keySource: keySource)
@@ -80,12 +82,14 @@ public final class MemoryLogStorage: LogStorage {
 
         /// The subject key table as the transaction sees it (applied on success).
         var subjects: [[UInt8]: [UInt8]]
+        var sealed: [[UInt8]: Int]
 
         init(
             after head: ChainHead?,
             tags: [IdempotencyTag: IdempotencyHolder],
             stored: [StoredEntry],
-            subjects: [[UInt8]: [UInt8]]
+            subjects: [[UInt8]: [UInt8]],
+            sealed: [[UInt8]: Int]
         ) {
             expected = head.map { $0.seq + 1 } ?? 0
             firstSeq = expected
@@ -93,6 +97,7 @@ public final class MemoryLogStorage: LogStorage {
             self.tags = tags
             self.stored = stored
             self.subjects = subjects
+            self.sealed = sealed
         }
 
         func subjectSecret(tag: [UInt8]) throws -> [UInt8]? { subjects[tag] }
@@ -103,9 +108,16 @@ public final class MemoryLogStorage: LogStorage {
             subjects[tag] = wrapped
         }
 
-        func eraseSubjectSecret(tag: [UInt8]) throws -> Bool {
+        func addSubjectEvents(tag: [UInt8], count: Int) throws {
             guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
-            return subjects.removeValue(forKey: tag) != nil
+            guard subjects[tag] != nil else { throw LogStoreError(.invalidInput, "no subject row has this tag") }
+            sealed[tag, default: 0] += count
+        }
+
+        func eraseSubjectSecret(tag: [UInt8]) throws -> Int?? {
+            guard open else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
+            guard subjects.removeValue(forKey: tag) != nil else { return nil }
+            return .some(sealed.removeValue(forKey: tag) ?? 0)
         }
 
         func write(_ written: [SealedEntry], priorities: [DeliveryPriority]) throws {
@@ -159,7 +171,13 @@ public final class MemoryLogStorage: LogStorage {
         _ body: @Sendable (LogSnapshot, any LogEntrySink) throws -> (LogAppend, Result)
     ) async throws -> Result {
         try state.withLock { state in
-            let sink = Sink(after: state.heads.last, tags: state.tags, stored: state.entries, subjects: state.subjects)
+            let sink = Sink(
+                after: state.heads.last,
+                tags: state.tags,
+                stored: state.entries,
+                subjects: state.subjects,
+                sealed: state.sealed
+            )
             defer { sink.open = false }
             let (append, result) = try body(state.snapshot, sink)
             // Checked before anything changes: a failure leaves the state as it was.
@@ -173,6 +191,7 @@ public final class MemoryLogStorage: LogStorage {
             try state.write(sink.entries, priorities: sink.priorities)
             state.metadata.merge(append.metadata) { _, new in new }
             state.subjects = sink.subjects
+            state.sealed = sink.sealed
             for (seq, tag) in sink.claims {
                 state.tags[tag] = sink.claimed[tag]
                 state.tagsBySeq[seq] = tag

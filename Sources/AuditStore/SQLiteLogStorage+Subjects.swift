@@ -7,11 +7,37 @@ import GRDBSQLite
 /// the log's subject master key. An erasure deletes the row with `secure_delete` in the transaction that seals the
 /// erasure record, then a truncating checkpoint leaves no copy in the WAL.
 extension SQLiteLogStorage {
-    /// Creates the table (schema version 5).
+    /// Creates the table (schema version 5) and its `sealed` count column, with the index of the records that
+    /// name subjects' keys (schema version 6).
     static func migrateSubjects(_ db: Database) throws {
         try db.execute(
             sql: "CREATE TABLE IF NOT EXISTS subject_keys (tag BLOB PRIMARY KEY, wrapped BLOB NOT NULL) WITHOUT ROWID"
         )
+        // A row made before the count has none (NULL): its erasure counts its events by reading the log.
+        let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(subject_keys)").map { row -> String in row["name"] }
+        if !columns.contains("sealed") {
+            try db.execute(sql: "ALTER TABLE subject_keys ADD COLUMN sealed INTEGER")
+        }
+        // Erasure and export records are rare: a partial index finds them without reading every entry.
+        try db.execute(
+            sql: """
+                CREATE INDEX IF NOT EXISTS entries_subject_records ON entries (kind)
+                WHERE kind IN (\(subjectRecordKinds))
+                """
+        )
+    }
+
+    /// The kinds the partial index holds (erasure, legal hold, subject key export), as SQL literals: a query must
+    /// name its kind as a literal for SQLite to use the index.
+    static let subjectRecordKinds = [RecordKind.erasure, .legalHold, .subjectKeyExport]
+        .map { String($0.rawValue) }.joined(separator: ", ")
+
+    /// The query of ``entries(ofKind:)``: the kind as a literal (a number from the enum, not input), with the
+    /// partial index's own condition for its kinds, so that SQLite's planner uses the index.
+    static func entriesOfKindSQL(_ kind: RecordKind) -> String {
+        let indexed = [RecordKind.erasure, .legalHold, .subjectKeyExport].contains(kind)
+        return "SELECT seq, bytes FROM entries WHERE kind = \(kind.rawValue)"
+            + (indexed ? " AND kind IN (\(subjectRecordKinds))" : "") + " ORDER BY seq"
     }
 
     /// Every row of the key table (``LogStorage/subjectSecrets()``).
@@ -26,16 +52,11 @@ extension SQLiteLogStorage {
     }
 
     /// Every entry whose `kind` column is `kind`, in sequence order (the column is a lookup copy; callers parse
-    /// the bytes).
+    /// the bytes). The kinds of erasure, hold and export records are found through their index; any other kind
+    /// reads the whole table.
     public func entries(ofKind kind: RecordKind) throws -> [StoredEntry] {
         try pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: "SELECT seq, bytes FROM entries WHERE kind = ? ORDER BY seq",
-                arguments: [
-                    Int(kind.rawValue)
-                ]
-            ).map { row in
+            try Row.fetchAll(db, sql: Self.entriesOfKindSQL(kind)).map { row in
                 let seq: Int64 = row[0]
                 let bytes: Data = row[1]
                 return StoredEntry(seq: UInt64(max(seq, 0)), bytes: Array(bytes))
@@ -76,18 +97,46 @@ extension SQLiteLogStorage.EntryWriter {
 
     func storeSubjectSecret(tag: [UInt8], wrapped: [UInt8]) throws {
         guard isOpen else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
-        try db.execute(
-            sql: "INSERT INTO subject_keys (tag, wrapped) VALUES (?, ?)",
-            arguments: [Data(tag), Data(wrapped)]
-        )
+        try withSecureDelete("FAST") {
+            try db.execute(
+                sql: "INSERT INTO subject_keys (tag, wrapped, sealed) VALUES (?, ?, 0)",
+                arguments: [Data(tag), Data(wrapped)]
+            )
+        }
     }
 
-    func eraseSubjectSecret(tag: [UInt8]) throws -> Bool {
+    func addSubjectEvents(tag: [UInt8], count: Int) throws {
         guard isOpen else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
+        // A row that outgrows its cell moves within its page: FAST zeroes the cell it leaves (the old copy holds
+        // the wrapped secret), at no extra I/O. A row made before the count (NULL) stays without one.
+        try withSecureDelete("FAST") {
+            let statement = try db.cachedStatement(sql: "UPDATE subject_keys SET sealed = sealed + ? WHERE tag = ?")
+            try statement.execute(arguments: [Int64(count), Data(tag)])
+        }
+        guard db.changesCount == 1 else {
+            throw LogStoreError(.corruptState, "the subject key table holds no row for a subject being sealed")
+        }
+    }
+
+    func eraseSubjectSecret(tag: [UInt8]) throws -> Int?? {
+        guard isOpen else { throw LogStoreError(.invalidInput, "a sink was used after its transaction") }
+        guard
+            let row = try Row.fetchOne(db, sql: "SELECT sealed FROM subject_keys WHERE tag = ?", arguments: [Data(tag)])
+        else { return nil }
+        let sealed: Int64? = row[0]
         // The row's bytes are overwritten with zeros in its page (and freed pages zeroed), not only unlinked.
-        try db.execute(sql: "PRAGMA secure_delete = ON")
-        defer { try? db.execute(sql: "PRAGMA secure_delete = OFF") }
-        try db.execute(sql: "DELETE FROM subject_keys WHERE tag = ?", arguments: [Data(tag)])
-        return db.changesCount > 0
+        try withSecureDelete("ON") {
+            try db.execute(sql: "DELETE FROM subject_keys WHERE tag = ?", arguments: [Data(tag)])
+        }
+        guard db.changesCount > 0 else { return nil }
+        return .some(sealed.map { Int($0) })
+    }
+
+    /// Runs `body` with `PRAGMA secure_delete` set to `mode`, then off again (the connection's default: the rest
+    /// of the log holds nothing an erasure destroys).
+    private func withSecureDelete(_ mode: String, _ body: () throws -> Void) throws {
+        try db.cachedStatement(sql: "PRAGMA secure_delete = \(mode)").execute()
+        defer { try? db.cachedStatement(sql: "PRAGMA secure_delete = OFF").execute() }
+        try body()
     }
 }

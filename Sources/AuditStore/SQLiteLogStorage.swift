@@ -48,7 +48,8 @@ public final class SQLiteLogStorage: LookupColumnStorage {
     /// 1: entries and metadata; 2: adds the delivery table (entries of a version-1 log all join it as pending);
     /// 3: adds the idempotency index (entries of older logs have no row in it); 4: adds its `stamped` column (rows
     /// of older logs say 0); 5: adds the subject key table (docs/FORMAT.md, section 13.9).
-    static let schemaVersion = 5
+    /// 6: adds the key table's `sealed` counts and the index of erasure, hold and export records.
+    static let schemaVersion = 6
 
     private static func migrate(_ db: Database) throws {
         try db.execute(
@@ -64,7 +65,7 @@ public final class SQLiteLogStorage: LookupColumnStorage {
                 """
         )
         let version = try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = 'schemaVersion'")
-        if let version, !["1", "2", "3", "4", String(schemaVersion)].contains(version) {
+        if let version, !["1", "2", "3", "4", "5", String(schemaVersion)].contains(version) {
             throw LogStoreError(
                 .corruptState,
                 "the log database has schema version \(version), expected \(schemaVersion)"

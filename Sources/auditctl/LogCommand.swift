@@ -252,6 +252,9 @@ struct LogCommand: ParsableCommand {
             showEvents: showEvents,
             keys: global.namedKeyStore
         )
+        // An erasure record may follow the events it erased: a first pass over the bundle finds them, so that those
+        // events are shown as erased, as in the local log.
+        if opening { scan.erased = try OpenedBundle.erasures(path) }
         var options = ChainVerifier.Options(trustedKeys: trusted)
         options.fast = true
         options.firstSeq = header.firstSeq

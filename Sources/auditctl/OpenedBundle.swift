@@ -1,3 +1,4 @@
+import AuditChain
 import AuditStore
 import AuditWire
 import Crypto
@@ -25,5 +26,21 @@ struct OpenedBundle {
                 Data("auditctl: warning: trusting the bundle's own public keys; pin them with --public-key\n".utf8)
             )
         }
+    }
+
+    /// The content key ids the erasure records of the bundle at `path` destroyed, each with its record's seq
+    /// (``AuditLog/noteErasure(_:in:)``): a pass of its own, since a record may follow the events it erased. Lines
+    /// that do not parse are passed over: the listing's pass reports them.
+    static func erasures(_ path: String) throws -> [KeyID: UInt64] {
+        let reader = try LineReader(path: path)
+        guard try reader.next() != nil else { return [:] }
+        var erased: [KeyID: UInt64] = [:]
+        var lineNumber = 1
+        while let line = try reader.next() {
+            lineNumber += 1
+            guard !line.isEmpty, let entry = try? LogBundle.entry(line: line, lineNumber: lineNumber) else { continue }
+            AuditLog.noteErasure(entry, in: &erased)
+        }
+        return erased
     }
 }

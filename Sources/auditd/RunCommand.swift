@@ -86,6 +86,8 @@ struct RunCommand: AsyncParsableCommand {
     var epochSeconds: String?
     @Option(help: "Format version of a new log: 2 (epochs, forward-secure keys; the default) or 1.")
     var formatVersion: String?
+    @Flag(help: "A new version 2 log seals each event with a user id under its subject's key (erasable per subject).")
+    var subjectKeys = false
     @Option(help: "Bound on graceful shutdown, seconds (default 10).") var shutdownTimeoutSeconds: String?
     @Option(help: "trace, debug, info, notice, warning, error, critical (default info).") var logLevel: String?
     @Option(help: "logfmt or json (default logfmt).") var logFormat: String?
@@ -113,6 +115,7 @@ struct RunCommand: AsyncParsableCommand {
             "clockJumpToleranceSeconds": clockJumpToleranceSeconds, "requestTimeoutSeconds": requestTimeoutSeconds,
             "syncIntervalSeconds": syncIntervalSeconds, "shutdownTimeoutSeconds": shutdownTimeoutSeconds,
             "epochSeconds": epochSeconds, "formatVersion": formatVersion,
+            "subjectKeys": subjectKeys ? "true" : nil,
             "logLevel": logLevel, "logFormat": logFormat,
         ]
         return values.compactMapValues { $0 }

@@ -138,6 +138,23 @@ import Testing
         #expect(resolved.tokenFile != nil)
     }
 
+    @Test("subjectKeys: off by default; file, environment and flag turn it on in that precedence; junk is refused")
+    func subjectKeysSetting() throws {
+        let dir = try AgentTempDir()
+        let file = dir.file("auditd.json")
+        try Data(#"{"subjectKeys": true, "formatVersion": 2}"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try AgentConfiguration.resolve(environment: [:], flags: [:]).subjectKeys == false)
+        #expect(try AgentConfiguration.resolve(configFile: file, environment: [:], flags: [:]).subjectKeys)
+        let off = ["AUDITD_SUBJECT_KEYS": "false"]
+        #expect(try AgentConfiguration.resolve(configFile: file, environment: off, flags: [:]).subjectKeys == false)
+        #expect(try AgentConfiguration.resolve(environment: off, flags: ["subjectKeys": "true"]).subjectKeys)
+        #expect(AgentSetting.named("subjectKeys")?.flag == "--subject-keys")
+        let error = #expect(throws: AgentError.self) {
+            try AgentConfiguration.resolve(environment: ["AUDITD_SUBJECT_KEYS": "maybe"], flags: [:])
+        }
+        #expect(error?.message.contains("AUDITD_SUBJECT_KEYS") == true, "\(error?.message ?? "")")
+    }
+
     @Test func everySettingHasAFlagAndAnEnvironmentVariable() {
         let keys = AgentSetting.all.map(\.key)
         #expect(Set(keys).count == keys.count)

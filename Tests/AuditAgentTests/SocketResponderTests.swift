@@ -47,4 +47,29 @@ struct SocketResponderTests {
             #expect(opened.values.map(\.userId) == ["bob"])
         }
     }
+
+    @Test("a log the agent creates has subject keys when its configuration says so, and only then")
+    func agentCreatedLogWithSubjectKeys() async throws {
+        for subjectKeys in [true, false] {
+            let dir = try AgentTempDir()
+            var configuration = AgentHarness.configuration(dir)
+            configuration.subjectKeys = subjectKeys
+            try await AgentHarness.withAgent(configuration) { agent, endpoints in
+                let socket = AgentHTTPClient(target: .unix(try #require(endpoints.socketPath)))
+                let events = AgentHarness.event(user: "alice") + "\n" + AgentHarness.event(user: "bob")
+                #expect(try await socket.post("/v1/events", events).status == 200)
+                let request = #"{"userId":"alice","reason":"request 6","confirm":true}"#
+                let erased = try await socket.post("/v1/erase", request)
+                if subjectKeys {
+                    #expect(erased.status == 200, "\(String(decoding: erased.body, as: UTF8.self))")
+                    #expect(erased.json["entriesErased"] as? Int == 1)
+                    #expect(try AgentHarness.events(agent.log).values.map(\.userId) == ["bob"])
+                } else {
+                    // No subject key was ever made: there is nothing one subject's erasure could destroy.
+                    #expect(erased.status != 200)
+                    #expect(Set(try AgentHarness.events(agent.log).values.map(\.userId)) == ["alice", "bob"])
+                }
+            }
+        }
+    }
 }

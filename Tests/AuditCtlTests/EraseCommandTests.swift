@@ -78,6 +78,18 @@ struct EraseCommandTests {
         #expect(log.status == 0, "\(log.stderr)")
         #expect(log.stdout.contains(Self.bobMarker) && !log.stdout.contains(Self.aliceMarker))
         #expect(log.stdout.components(separatedBy: "<erased under the record at seq 11>").count == 6)
+
+        // A bundle says the same as the local log: the record follows the events it erased, in the bundle too.
+        let fromBundle = try await CLIHarness.auditctl(state, ["log", "--bundle", bundle, "--decrypt"])
+        #expect(fromBundle.status == 0, "\(fromBundle.stderr)")
+        #expect(fromBundle.stdout.components(separatedBy: "<erased under the record at seq 11>").count == 6)
+        #expect(fromBundle.stdout.contains(Self.bobMarker) && !fromBundle.stdout.contains("no data key"))
+        let bundleJSON = try await CLIHarness.auditctl(
+            state,
+            ["log", "--bundle", bundle, "--decrypt", "--format", "jsonl"]
+        )
+        #expect(bundleJSON.status == 0, "\(bundleJSON.stderr)")
+        #expect(bundleJSON.stdout.components(separatedBy: #""erasedAt":11"#).count == 6, "\(bundleJSON.stdout)")
     }
 
     @Test(

@@ -2,6 +2,7 @@ import AuditChain
 import Crypto
 @testable import AuditStore
 import Foundation
+import GRDB
 import Testing
 import TestKit
 
@@ -222,5 +223,68 @@ struct AuditLogErasureTests {
         let report = try Self.verify(first, genesisKey: genesisKey, keys: try Self.readingKeys(first))
         #expect(report.isClean && report.payloadsOpened == 1, "\(report.problems)")
         #expect(report.erasures.map(\.entriesErased) == [1])
+    }
+
+    /// The `sealed` count of the key table row of `user`, read directly (nil: NULL; no row: a failed require).
+    static func sealedCount(_ user: String, log: AuditLog, path: String) throws -> Int64? {
+        let master = try #require(try log.keys.subjectMasterKey(create: false, randomBytes: { _ in [] }))
+        let tag = Data(master.tag(userId: user))
+        let row = try SQLiteLogStorage(path: path).pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT sealed FROM subject_keys WHERE tag = ?", arguments: [tag])
+        }
+        let found = try #require(row)
+        return found[0]
+    }
+
+    @Test("the erasure's count is the key table row's, kept by every process that sealed under the subject")
+    func countKeptByEveryWriter() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let first = try await Self.log(.sqlite, in: directory)
+        let genesisKey = try first.activeSigningKey().publicKey
+        let second = try AuditLog(storage: SQLiteLogStorage(path: path), keys: LogFixture.keys(directory))
+        _ = try await first.append([Self.event(Self.alice, "a", 0), Self.event(Self.alice, "a", 1)])
+        _ = try await second.append([Self.event(Self.alice, "a", 2), Self.event(Self.bob, "b", 3)])
+        _ = try await first.append([Self.event(Self.bob, "b", 4)])
+        _ = try await second.append([Self.event(Self.alice, "a", 5)])
+        #expect(try Self.sealedCount(Self.alice, log: first, path: path) == 4)
+        #expect(try Self.sealedCount(Self.bob, log: first, path: path) == 2)
+        let erasure = try await first.erase(userId: Self.alice, reason: "request", requestedBy: "")
+        #expect(erasure.entriesErased == 4)
+        let report = try Self.verify(first, genesisKey: genesisKey, keys: try Self.readingKeys(first))
+        #expect(report.isClean && report.erasures.map(\.entriesErased) == [4], "\(report.problems)")
+        #expect(try Self.sealedCount(Self.bob, log: second, path: path) == 2)
+        // The erasure's export records (and `log`'s erasure records) are found through the partial index.
+        for kind in [RecordKind.erasure, .subjectKeyExport] {
+            let plan = try await SQLiteLogStorage(path: path).pool.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + SQLiteLogStorage.entriesOfKindSQL(kind))
+                    .map { row -> String in row["detail"] }.joined(separator: "; ")
+            }
+            #expect(plan.contains("entries_subject_records"), "\(plan)")
+        }
+    }
+
+    @Test("a row made before rows counted their events (schema version 5) is counted by reading the log")
+    func rowWithoutCount() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let log = try await Self.log(.sqlite, in: directory)
+        _ = try await log.append([Self.event(Self.alice, "a", 0), Self.event(Self.bob, "b", 1)])
+        _ = try await log.append([Self.event(Self.alice, "a", 2)])
+        // The database as schema version 5 left it: no `sealed` column, no index of subject records.
+        try await SQLiteLogStorage(path: path).pool.write { db in
+            try db.execute(sql: "DROP INDEX entries_subject_records")
+            try db.execute(sql: "ALTER TABLE subject_keys DROP COLUMN sealed")
+            try db.execute(sql: "UPDATE metadata SET value = '5' WHERE key = 'schemaVersion'")
+        }
+        let reopened = try AuditLog(storage: SQLiteLogStorage(path: path), keys: LogFixture.keys(directory))
+        #expect(try Self.sealedCount(Self.alice, log: reopened, path: path) == nil)
+        _ = try await reopened.append([Self.event(Self.alice, "a", 3)])
+        #expect(try Self.sealedCount(Self.alice, log: reopened, path: path) == nil)
+        let erasure = try await reopened.erase(userId: Self.alice, reason: "request", requestedBy: "")
+        #expect(erasure.entriesErased == 3)
+        // A subject seen after the erasure gets a new row, which counts.
+        _ = try await reopened.append([Self.event(Self.alice, "a", 4)])
+        #expect(try Self.sealedCount(Self.alice, log: reopened, path: path) == 1)
     }
 }
