@@ -156,7 +156,7 @@ extension AuditLog {
                     } else {
                         conflict = IdempotencyConflict(.differentEvent, index: index, seq: holder)
                     }
-                } else if let (entry, payload) = try openStored(at: holder, sink: sink) {
+                } else if let (entry, payload) = try openStored(at: holder, user: event.event.userId, sink: sink) {
                     if Self.isRetry(event, stamped: stamped, of: payload, storedStamped: claim.occurredAtStamped) {
                         slots.append(.stored(AppendReceipt(seq: holder, entryHash: entry.entryHash, isDuplicate: true)))
                     } else {
@@ -179,13 +179,18 @@ extension AuditLog {
     }
 
     /// The event entry stored at `seq` and its opened payload; nil when it is missing, not an event stored under
-    /// its own number, or cannot be opened (its data key is gone, or it was altered).
-    private func openStored(at seq: UInt64, sink: any LogEntrySink) throws -> (SealedEntry, [UInt8])? {
+    /// its own number, or cannot be opened (its data key is gone, its subject erased, or it was altered). An event
+    /// sealed under a subject's content key (docs/FORMAT.md section 13.9) is opened with the key of `user`, the user
+    /// of the event that repeats its idempotency key (a retry names the same user).
+    private func openStored(at seq: UInt64, user: String, sink: any LogEntrySink) throws -> (SealedEntry, [UInt8])? {
         guard let stored = try sink.storedEntry(at: seq), let entry = try? SealedEntry(serialized: stored.bytes),
-            entry.header.seq == seq, entry.header.kind == .event,
-            let key = try? dataKey(id: entry.header.dataKeyId),
-            let payload = try? entry.openPayload(with: key)
+            entry.header.seq == seq, entry.header.kind == .event
         else { return nil }
+        let keyId = entry.header.dataKeyId
+        let key =
+            entry.header.isSubjectSealed
+            ? try? subjectContentKey(user: user, keyId: keyId, sink: sink) : try? dataKey(id: keyId)
+        guard let key, let payload = try? entry.openPayload(with: key) else { return nil }
         return (entry, payload)
     }
 

@@ -69,6 +69,28 @@ extension AuditLog {
         subjectCache.withLock { $0.subjects = [:] }
     }
 
+    /// The content key `keyId` of `user`'s events: derived from the user's secret (cached, or read from the key
+    /// table; never created) and the data key present that gives that id. Nil when the log has no subject keys, the
+    /// user has no secret (none yet, or erased) or no data key gives the id. What a retry's comparison with the
+    /// stored event opens it with.
+    func subjectContentKey(user: String, keyId: KeyID, sink: any LogEntrySink) throws -> DataKey? {
+        guard !user.isEmpty else { return nil }
+        return try subjectCache.withLock { cache -> DataKey? in
+            guard let master = try cachedMaster(&cache, create: false) else { return nil }
+            let secret: [UInt8]
+            if let cached = cache.subjects[user] {
+                if let key = cached.keys.values.first(where: { $0.id == keyId }) { return key }
+                secret = cached.secret
+            } else {
+                let tag = master.tag(userId: user)
+                guard let wrapped = try sink.subjectSecret(tag: tag) else { return nil }
+                secret = try master.unwrap(wrapped, tag: tag)
+            }
+            return try keys.allDataKeys().lazy.map { SubjectKey.contentKey(secret: secret, dataKey: $0) }
+                .first { $0.id == keyId }
+        }
+    }
+
     /// The subject master key, read (or created) once.
     func cachedMaster(_ cache: inout SubjectCache, create: Bool) throws -> SubjectMasterKey? {
         if let master = cache.master { return master }

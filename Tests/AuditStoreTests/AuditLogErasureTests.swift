@@ -144,6 +144,33 @@ struct AuditLogErasureTests {
         #expect(report.erasures.map(\.entriesErased) == [40])
     }
 
+    @Test(
+        "a retry of a subject-sealed event is a duplicate, in this process and another; not after an erasure",
+        arguments: LogFixture.Kind.allCases
+    )
+    func retryOfASubjectSealedEvent(kind: LogFixture.Kind) async throws {
+        let directory = try TemporaryDirectory()
+        let log = try await Self.log(kind, in: directory)
+        let first = try await log.append([Self.event(Self.alice, "a", 0)])
+        let again = try await log.append([Self.event(Self.alice, "a", 0)])
+        #expect(again.map(\.seq) == first.map(\.seq) && again.allSatisfy(\.isDuplicate))
+        // Another process (a fresh open, nothing cached) reads the secret from the key table.
+        if kind == .sqlite {
+            let reopened = try AuditLog(
+                storage: SQLiteLogStorage(path: directory.path + "/log.sqlite"),
+                keys: LogFixture.keys(directory)
+            )
+            let retried = try await reopened.append([Self.event(Self.alice, "a", 0)])
+            #expect(retried.map(\.seq) == first.map(\.seq) && retried.allSatisfy(\.isDuplicate))
+        }
+        // Another event under the same key is refused as such.
+        var other = Self.event(Self.alice, "a", 0)
+        other.attributes["reason"] = .string("changed")
+        await #expect(throws: (any Error).self) { try await log.append([other]) }
+        _ = try await log.erase(userId: Self.alice, reason: "request", requestedBy: "test")
+        await #expect(throws: (any Error).self) { try await log.append([Self.event(Self.alice, "a", 0)]) }
+    }
+
     @Test("a legal hold refuses erasure, naming its seq; cleared, the erasure goes through; all three are recorded")
     func legalHold() async throws {
         let directory = try TemporaryDirectory()
