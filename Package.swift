@@ -311,6 +311,13 @@ let package = Package(
                 logging,
                 // The ui section serves the collector's pages as a service group, stopped gracefully.
                 serviceLifecycle,
+                // The simulation section: its devices' HTTP client (more connections per replica than the agent's
+                // transport keeps), and their seeded generator (SplitMix64).
+                "AuditHTTPClient",
+                "BiometricUnlock",
+                asyncHTTPClient,
+                nioCore,
+                nioHTTP1,
             ],
             path: "Benchmarks/bench"
         ),
