@@ -312,9 +312,10 @@ let package = Package(
                 // The ui section serves the collector's pages as a service group, stopped gracefully.
                 serviceLifecycle,
                 // The simulation section: its devices' HTTP client (more connections per replica than the agent's
-                // transport keeps), and their seeded generator (SplitMix64).
+                // transport keeps), their seeded generator (SplitMix64), and the collector's logs (FleetLog).
                 "AuditHTTPClient",
                 "BiometricUnlock",
+                "CollectorUI",
                 asyncHTTPClient,
                 nioCore,
                 nioHTTP1,

@@ -1,5 +1,6 @@
 import AuditChain
 import AuditCollector
+import CollectorUI
 import Foundation
 
 /// The fleet simulation's end: what the collector holds, checked log by log against what each device sent, and the
