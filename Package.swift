@@ -311,6 +311,14 @@ let package = Package(
                 logging,
                 // The ui section serves the collector's pages as a service group, stopped gracefully.
                 serviceLifecycle,
+                // The simulation section: its devices' HTTP client (more connections per replica than the agent's
+                // transport keeps), their seeded generator (SplitMix64), and the collector's logs (FleetLog).
+                "AuditHTTPClient",
+                "BiometricUnlock",
+                "CollectorUI",
+                asyncHTTPClient,
+                nioCore,
+                nioHTTP1,
             ],
             path: "Benchmarks/bench"
         ),

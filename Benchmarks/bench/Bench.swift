@@ -89,6 +89,9 @@ struct Bench {
             case .fleet:
                 Summary.heading("Fleet: collector ingest over HTTP on SQLite and PostgreSQL, one and two replicas")
                 try await FleetBench.run(options: options, rates: rates, directory: directory, summary: summary)
+            case .simulation:
+                Summary.heading("Fleet simulation: devices at random intervals, one event a batch, receipts checked")
+                try await FleetSimulation.run(options: options, directory: directory, summary: summary)
             case .transparency:
                 Summary.heading("Transparency: the collector's Merkle tree (MerkleNodes), 1 M leaves")
                 try TransparencyBench.run(options: options, rates: rates, summary: summary)

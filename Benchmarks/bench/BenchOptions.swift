@@ -5,8 +5,7 @@ struct BenchOptions: Sendable {
     /// The parts of a run; `all` runs every one of them in this order.
     enum Section: String, CaseIterable, Sendable {
         case primitives, append, journald, epoch, erasure, latency, verify, log, breakdown, sync, recovery,
-            transparency, fleet,
-            tls, client, ui
+            transparency, fleet, simulation, tls, client, ui
     }
 
     /// The sections asked for (the primitive references are always measured: every ratio needs them).
@@ -37,6 +36,12 @@ struct BenchOptions: Sendable {
     var erasureEntries = 1_000_000
     /// Items timed per breakdown step.
     var breakdownCount = 20_000
+    /// The simulation's devices (nil: 10 000, 1 000 with `--quick`).
+    var simulationDevices: Int?
+    /// The simulation's wall seconds (nil: 60, 20 with `--quick`).
+    var simulationSeconds: Int?
+    /// The simulation's time scale: a device's mean interval is a minute divided by it.
+    var timeScale = 10
 
     static let usage = """
         usage: bench [SECTION...] [options]
@@ -60,6 +65,10 @@ struct BenchOptions: Sendable {
           transparency the collector's Merkle tree: append cost per entry, inclusion proofs in a 1M-leaf tree
           fleet        collector ingest over HTTP, many logs at once: SQLite, PostgreSQL with one and two replicas
                        (AUDIT_BENCH_POSTGRES_URL: a database it empties), as a ratio to verify × cores
+          simulation   issue 35's fleet simulation: --devices devices, one log each, one event at a time at random
+                       intervals averaging a minute / --time-scale, for --duration s, to two replicas on PostgreSQL
+                       (AUDIT_BENCH_POSTGRES_URL) or one SQLite collector: every entry receipted and verified,
+                       per-log order checked at the collector, the lag from sealing to receipt
           tls          what TLS costs a batch: the same batches over HTTP and HTTPS (kept-alive, new connection, pinned)
           client       AuditClient into a running agent (a child process), 1 and 16 producers, vs auditctl emit of
                        the same events in one process (needs auditctl built beside bench)
@@ -77,6 +86,9 @@ struct BenchOptions: Sendable {
           --latency-count N    sequential single appends timed (default 2000)
           --verify-entries N   entries of the verified chain, and of the log section's (default 1000000)
           --erasure-entries N  entries of the erasure section's log (default 1000000; --quick 50000)
+          --devices N          the simulation's devices (default 10000; 1000 with --quick)
+          --time-scale N       the simulation's time scale: a device's mean interval is 60 s / N (default 10)
+          --duration N         the simulation's wall seconds (default 60; 20 with --quick)
           -h, --help           this text
 
         Internal (run by the verify section in a child process, to measure its peak memory alone; and by
@@ -105,7 +117,7 @@ struct BenchOptions: Sendable {
             case "--decrypt": options.decrypt = true
             case "--dir": options.baseDirectory = try value(argument)
             case "--events", "--batch", "--producers", "--repeat", "--latency-count", "--verify-entries",
-                "--erasure-entries":
+                "--erasure-entries", "--devices", "--time-scale", "--duration":
                 let text = try value(argument)
                 let least = argument == "--producers" ? 0 : 1
                 guard let number = Int(text.replacingOccurrences(of: "_", with: "")), number >= least else {
@@ -138,6 +150,9 @@ struct BenchOptions: Sendable {
         options.latencyCount = counts["--latency-count"] ?? options.latencyCount
         options.verifyEntries = max(2, counts["--verify-entries"] ?? options.verifyEntries)
         options.erasureEntries = counts["--erasure-entries"] ?? options.erasureEntries
+        options.simulationDevices = counts["--devices"]
+        options.simulationSeconds = counts["--duration"]
+        options.timeScale = counts["--time-scale"] ?? options.timeScale
         return options
     }
 }
