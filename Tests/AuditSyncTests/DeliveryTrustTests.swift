@@ -36,7 +36,11 @@ struct DeliveryTrustTests {
                 deviceId: "device-trust"
             )
             let clocks = ManualClocks(monotonic: .seconds(1000), wall: Int64(Date().timeIntervalSince1970 * 1000))
-            let transport = RecordingTransport(HTTPSyncTransport(backend: proxy.url, token: nil))
+            // Long: a cycle these tests expect to succeed must not time out on a machine the suite keeps busy (a
+            // loaded run's first cycle outlasted the 30 s default; its genesis was then refused by the burst).
+            let transport = RecordingTransport(
+                HTTPSyncTransport(backend: proxy.url, token: nil, timeout: .seconds(300))
+            )
             let engine = try SyncEngine(
                 log: log,
                 transport: transport,
